@@ -1,0 +1,27 @@
+"""lie_dynamics_ros: rigid-body dynamics on Lie groups (Kim 2012; Park, Bobrow & Ploen 1995).
+
+The core imports without ROS. Conventions: docs/conventions.md; API: docs/api.md.
+"""
+from .errors import URDFError, InputError
+from .model.urdf import load_urdf
+from .model.builder import ModelBuilder
+from .model.model import Model
+from .model.joint_types import Fixed, Revolute, Prismatic, Free, Spherical, Planar, Universal, General
+from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix,
+                                  gravity_torques, nonlinear_effects, coriolis_matrix)
+from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobian, kinetic_energy,
+                                    potential_energy)
+from .algorithms.configuration import (integrate, difference, neutral_configuration,
+                                       random_configuration)
+from . import lie
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "URDFError", "InputError", "load_urdf", "ModelBuilder", "Model",
+    "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal", "General",
+    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "gravity_torques",
+    "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose", "body_jacobian",
+    "kinetic_energy", "potential_energy", "integrate", "difference", "neutral_configuration",
+    "random_configuration", "lie",
+]

@@ -1,0 +1,1 @@
+"""numba-compiled recursions over the flat model arrays (see layout.py)."""

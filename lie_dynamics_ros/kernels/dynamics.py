@@ -1,0 +1,448 @@
+"""Compiled recursions of Kim (2012) §2: RNEA (Table 2), ABA (Table 3), hybrid (Table 4), CRBA.
+
+Each kernel takes the model arrays (mi, fv, fm; see layout.py), runs the joint kinematics when
+``kin`` is true (false when Python has filled GENERAL joints itself), and returns a status code.
+"""
+import numpy as np
+from numba import njit
+
+from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, FEXT,
+                     MI, MS, MIH, MU, MPSI, MPI, MSD, OK, NONFINITE, SINGULAR)
+from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
+                      congruence_add, invert_spd)
+from .joint_kinematics import joint_kinematics
+
+
+@njit(inline="always", **JIT)
+def _finite(x):
+    for k in range(x.shape[0]):
+        if not np.isfinite(x[k]):
+            return False
+    return True
+
+
+@njit(**JIT)
+def _velocities(mi, fv, fm, v, with_eta):
+    """V_i = Ad_{T^-1} V_p + S_i qd_i (Kim 37); eta_i = ad(V_i) S_i qd_i + Sdot_i qd_i."""
+    nj = mi.shape[0] - 1
+    for k in range(6):
+        fv[0, V + k] = 0.0
+    for i in range(1, nj + 1):
+        c = fv[i]
+        vi, nv = mi[i, VI], mi[i, NV]
+        Vi = c[V:V + 6]
+        ad_inv(c[WR:WR + 9], c[WP:WP + 3], fv[mi[i, P], V:V + 6], Vi)
+        Sq = c[TMP:TMP + 6]
+        mat_vec(fm[i, MS], v[vi:vi + nv], Sq, nv, False)
+        for k in range(6):
+            Vi[k] += Sq[k]
+        if with_eta:
+            eta = c[ETA:ETA + 6]
+            for k in range(6):
+                eta[k] = c[SDV + k]
+            ad_add(Vi, Sq, eta, 1.0)
+
+
+@njit(inline="always", **JIT)
+def _gravity_base(fv):
+    """Vd_0 = (0, -g): gravity as a fictitious base acceleration (digest P5)."""
+    for k in range(3):
+        fv[0, A + k] = 0.0
+        fv[0, A + 3 + k] = -fv[0, G + k]
+
+
+@njit(**JIT)
+def rnea(mi, fv, fm, q, v, a, tau, kin, use_fext):
+    """Inverse dynamics, Kim Table 2: tau = M a + C v + g - sum J^T f_ext."""
+    if kin:
+        st = joint_kinematics(mi, fv, fm, q, v)
+        if st != OK:
+            return st
+    if not _finite(a):
+        return NONFINITE
+    nj = mi.shape[0] - 1
+    _velocities(mi, fv, fm, v, True)
+    _gravity_base(fv)
+    for i in range(1, nj + 1):
+        c = fv[i]
+        vi, nv = mi[i, VI], mi[i, NV]
+        Ai = c[A:A + 6]
+        ad_inv(c[WR:WR + 9], c[WP:WP + 3], fv[mi[i, P], A:A + 6], Ai)
+        mat_vec(fm[i, MS], a[vi:vi + nv], Ai, nv, True)
+        for k in range(6):
+            Ai[k] += c[ETA + k]
+        # F_i = I Vd - ad*_V (I V) - F_ext  (Kim 42, children added below)
+        Fi = c[F:F + 6]
+        mat_vec(fm[i, MI], Ai, Fi, 6, False)
+        IV = c[TMP:TMP + 6]
+        mat_vec(fm[i, MI], c[V:V + 6], IV, 6, False)
+        ad_star_add(c[V:V + 6], IV, Fi, -1.0)
+        if use_fext:
+            for k in range(6):
+                Fi[k] -= c[FEXT + k]
+    for k in range(tau.shape[0]):
+        tau[k] = 0.0
+    for i in range(nj, 0, -1):
+        c = fv[i]
+        vi, nv = mi[i, VI], mi[i, NV]
+        matT_vec(fm[i, MS], c[F:F + 6], tau[vi:vi + nv], nv, True)
+        p = mi[i, P]
+        if p > 0:
+            ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], c[F:F + 6], fv[p, F:F + 6], 1.0)
+    return OK
+
+
+@njit(**JIT)
+def crba(mi, fv, fm, q, M, kin):
+    """Mass matrix by composite rigid bodies: M[cj, ci] += S_j^T X^T ... Ic_i S_i."""
+    if kin:
+        st = joint_kinematics(mi, fv, fm, q, np.zeros(M.shape[0]))
+        if st != OK:
+            return st
+    nj = mi.shape[0] - 1
+    col = np.empty(6)
+    tmp = np.empty(6)
+    Fc = np.empty((6, 6))
+    for i in range(1, nj + 1):
+        fm[i, MIH, :, :] = fm[i, MI]
+    for i in range(nj, 0, -1):
+        p = mi[i, P]
+        if p > 0:
+            congruence_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], fm[i, MIH], fm[p, MIH], col, tmp)
+    M[:, :] = 0.0
+    for i in range(1, nj + 1):
+        vi, nv = mi[i, VI], mi[i, NV]
+        S = fm[i, MS]
+        Ic = fm[i, MIH]
+        for k in range(nv):                     # Fc = Ic S_i
+            for r in range(6):
+                acc = 0.0
+                for cc in range(6):
+                    acc += Ic[r, cc] * S[cc, k]
+                Fc[r, k] = acc
+        j = i
+        while j > 0:
+            vj, nvj = mi[j, VI], mi[j, NV]
+            Sj = fm[j, MS]
+            for k in range(nv):
+                for l in range(nvj):
+                    acc = 0.0
+                    for r in range(6):
+                        acc += Sj[r, l] * Fc[r, k]
+                    M[vj + l, vi + k] += acc
+                    if j != i:
+                        M[vi + k, vj + l] += acc
+            pj = mi[j, P]
+            if pj > 0:                          # Fc <- Ad*_{T^-1} Fc, into the parent frame
+                for k in range(nv):
+                    for r in range(6):
+                        col[r] = Fc[r, k]
+                        tmp[r] = 0.0
+                    ad_inv_T_add(fv[j, WR:WR + 9], fv[j, WP:WP + 3], col, tmp, 1.0)
+                    for r in range(6):
+                        Fc[r, k] = tmp[r]
+            j = pj
+    return OK
+
+
+@njit(**JIT)
+def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
+    """Backward pass of Kim Tables 3/4: I^_i, B^_i, Pi_i, beta_i (children first)."""
+    nj = mi.shape[0] - 1
+    col = np.empty(6)
+    tmp = np.empty(6)
+    for i in range(1, nj + 1):
+        c = fv[i]
+        fm[i, MIH, :, :] = fm[i, MI]
+        Bh = c[BH:BH + 6]
+        IV = c[TMP:TMP + 6]
+        mat_vec(fm[i, MI], c[V:V + 6], IV, 6, False)
+        for k in range(6):
+            Bh[k] = 0.0
+        ad_star_add(c[V:V + 6], IV, Bh, -1.0)
+        if use_fext:
+            for k in range(6):
+                Bh[k] -= c[FEXT + k]
+    for i in range(nj, 0, -1):
+        c = fv[i]
+        vi, nv = mi[i, VI], mi[i, NV]
+        Ih = fm[i, MIH]
+        S = fm[i, MS]
+        Pi = fm[i, MPI]
+        beta = c[BETA:BETA + 6]
+        # beta starts as B^ + I^ eta
+        mat_vec(Ih, c[ETA:ETA + 6], beta, 6, False)
+        for k in range(6):
+            beta[k] += c[BH + k]
+        if presc[i]:
+            Pi[:, :] = Ih                                   # Table 4, i in u
+            mat_vec(Ih, c[QDD:QDD + 6], col, 6, False)      # QDD holds S qdd_i here
+            for k in range(6):
+                beta[k] += col[k]
+        else:
+            U = fm[i, MU]
+            Psi = fm[i, MPSI]
+            for k in range(nv):
+                for r in range(6):
+                    acc = 0.0
+                    for cc in range(6):
+                        acc += Ih[r, cc] * S[cc, k]
+                    U[r, k] = acc
+            D = Pi                                          # borrow Pi's storage for S^T I^ S
+            for k in range(nv):
+                for l in range(nv):
+                    acc = 0.0
+                    for r in range(6):
+                        acc += S[r, k] * U[r, l]
+                    D[k, l] = acc
+            if not invert_spd(D, nv, Psi):
+                return SINGULAR
+            # r_i = tau_i - S^T (I^ eta + B^) = tau_i - S^T beta (before the update)
+            rr = c[TMP:TMP + 6]
+            for k in range(nv):
+                acc = tau[vi + k]
+                for r in range(6):
+                    acc -= S[r, k] * beta[r]
+                rr[k] = acc
+            for k in range(nv):                             # beta += U Psi r
+                acc = 0.0
+                for l in range(nv):
+                    acc += Psi[k, l] * rr[l]
+                col[k] = acc
+            mat_vec(U, col, beta, nv, True)
+            for r in range(6):                              # Pi = I^ - U Psi U^T
+                for cc in range(6):
+                    acc = Ih[r, cc]
+                    for k in range(nv):
+                        for l in range(nv):
+                            acc -= U[r, k] * Psi[k, l] * U[cc, l]
+                    Pi[r, cc] = acc
+        p = mi[i, P]
+        if p > 0:
+            congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, fm[p, MIH], col, tmp)
+            ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, fv[p, BH:BH + 6], 1.0)
+    return OK
+
+
+@njit(**JIT)
+def hybrid(mi, fv, fm, q, v, a, tau, presc, a_out, tau_out, kin, use_fext):
+    """Hybrid dynamics, Kim Table 4. presc[i] (per body row): joint i has a given acceleration.
+
+    ABA (Table 3) is the case where no joint is prescribed.
+    """
+    if kin:
+        st = joint_kinematics(mi, fv, fm, q, v)
+        if st != OK:
+            return st
+    if not (_finite(a) and _finite(tau)):
+        return NONFINITE
+    nj = mi.shape[0] - 1
+    _velocities(mi, fv, fm, v, True)
+    for i in range(1, nj + 1):
+        if presc[i]:
+            vi, nv = mi[i, VI], mi[i, NV]
+            mat_vec(fm[i, MS], a[vi:vi + nv], fv[i, QDD:QDD + 6], nv, False)
+    st = _articulated_backward(mi, fv, fm, tau, presc, use_fext)
+    if st != OK:
+        return st
+    _gravity_base(fv)
+    for i in range(1, nj + 1):
+        c = fv[i]
+        vi, nv = mi[i, VI], mi[i, NV]
+        S = fm[i, MS]
+        Ai = c[A:A + 6]
+        ad_inv(c[WR:WR + 9], c[WP:WP + 3], fv[mi[i, P], A:A + 6], Ai)
+        for k in range(6):
+            Ai[k] += c[ETA + k]                              # A_i = X Vd_p + eta_i
+        if presc[i]:
+            for k in range(nv):
+                a_out[vi + k] = a[vi + k]
+            mat_vec(S, a[vi:vi + nv], Ai, nv, True)
+            Fi = c[F:F + 6]
+            mat_vec(fm[i, MIH], Ai, Fi, 6, False)
+            for k in range(6):
+                Fi[k] += c[BH + k]
+            matT_vec(S, Fi, tau_out[vi:vi + nv], nv, False)
+        else:
+            # qdd = Psi (tau - U^T (X Vd_p + eta) - S^T B^)
+            rr = c[TMP:TMP + 6]
+            U = fm[i, MU]
+            Psi = fm[i, MPSI]
+            for k in range(nv):
+                acc = tau[vi + k]
+                for r in range(6):
+                    acc -= U[r, k] * Ai[r] + S[r, k] * c[BH + r]
+                rr[k] = acc
+            for k in range(nv):
+                acc = 0.0
+                for l in range(nv):
+                    acc += Psi[k, l] * rr[l]
+                a_out[vi + k] = acc
+                tau_out[vi + k] = tau[vi + k]
+            mat_vec(S, a_out[vi:vi + nv], Ai, nv, True)
+    return OK
+
+
+@njit(**JIT)
+def world_poses(mi, fv):
+    """OR/OP of every body: oT_i = oT_p T_{p,i}."""
+    nj = mi.shape[0] - 1
+    for k in range(9):
+        fv[0, OR + k] = 1.0 if k % 4 == 0 else 0.0
+    for k in range(3):
+        fv[0, OP + k] = 0.0
+    for i in range(1, nj + 1):
+        c = fv[i]
+        pr = fv[mi[i, P]]
+        for r in range(3):
+            for cc in range(3):
+                c[OR + 3 * r + cc] = (pr[OR + 3 * r] * c[WR + cc] + pr[OR + 3 * r + 1] * c[WR + 3 + cc]
+                                      + pr[OR + 3 * r + 2] * c[WR + 6 + cc])
+            c[OP + r] = (pr[OP + r] + pr[OR + 3 * r] * c[WP] + pr[OR + 3 * r + 1] * c[WP + 1]
+                         + pr[OR + 3 * r + 2] * c[WP + 2])
+
+
+@njit(**JIT)
+def jacobians(mi, fv, fm, v, Jb, Jd):
+    """Body Jacobians J_i (6 x nv, V_i = J_i v, in frame i) and their time derivatives.
+
+    J_i = X_i J_p + S_i E_i;  Jd_i = X_i Jd_p - ad(S_i qd_i) X_i J_p + Sdot_i E_i.
+    """
+    nj = mi.shape[0] - 1
+    n = Jb.shape[2]
+    col = np.empty(6)
+    tmp = np.empty(6)
+    tmp2 = np.empty(6)
+    Sq = np.empty(6)
+    Jb[0, :, :] = 0.0
+    Jd[0, :, :] = 0.0
+    for i in range(1, nj + 1):
+        c = fv[i]
+        p = mi[i, P]
+        vi, nv = mi[i, VI], mi[i, NV]
+        mat_vec(fm[i, MS], v[vi:vi + nv], Sq, nv, False)
+        for k in range(n):
+            for r in range(6):
+                col[r] = Jb[p, r, k]
+            ad_inv(c[WR:WR + 9], c[WP:WP + 3], col, tmp)
+            for r in range(6):
+                Jb[i, r, k] = tmp[r]
+                col[r] = 0.0
+            ad_add(Sq, tmp, col, -1.0)
+            for r in range(6):
+                tmp[r] = Jd[p, r, k]
+            ad_inv(c[WR:WR + 9], c[WP:WP + 3], tmp, tmp2)
+            for r in range(6):
+                Jd[i, r, k] = tmp2[r] + col[r]
+        for k in range(nv):
+            for r in range(6):
+                Jb[i, r, vi + k] += fm[i, MS, r, k]
+                Jd[i, r, vi + k] += fm[i, MSD, r, k]
+    return OK
+
+
+@njit(**JIT)
+def coriolis(mi, fv, fm, Jb, Jd, C):
+    """Christoffel-consistent C = sum_i J_i^T (I_i Jd_i + B_i J_i), B_i skew with B_i V_i = -ad*_{V_i} I_i V_i.
+
+    B = 1/2 (I ad_V - ad_V^T I) - 1/2 Ybar, Ybar = [[[m], [f]], [[f], 0]] with (m, f) = I V
+    (the Echeandia-Wensing factorization, in the seeds' order). Hence dM/dt = C + C^T.
+    """
+    nj = mi.shape[0] - 1
+    n = Jb.shape[2]
+    B = np.empty((6, 6))
+    adV = np.empty((6, 6))
+    H = np.empty((6, n))
+    IV = np.empty(6)
+    C[:, :] = 0.0
+    for i in range(1, nj + 1):
+        I = fm[i, MI]
+        Vb = fv[i, V:V + 6]
+        w0, w1, w2, u0, u1, u2 = Vb[0], Vb[1], Vb[2], Vb[3], Vb[4], Vb[5]
+        adV[:, :] = 0.0
+        adV[0, 1], adV[0, 2], adV[1, 0], adV[1, 2], adV[2, 0], adV[2, 1] = -w2, w1, w2, -w0, -w1, w0
+        adV[3, 4], adV[3, 5], adV[4, 3], adV[4, 5], adV[5, 3], adV[5, 4] = -w2, w1, w2, -w0, -w1, w0
+        adV[3, 1], adV[3, 2], adV[4, 0], adV[4, 2], adV[5, 0], adV[5, 1] = -u2, u1, u2, -u0, -u1, u0
+        mat_vec(I, Vb, IV, 6, False)
+        for r in range(6):
+            for cc in range(6):
+                acc = 0.0
+                for k in range(6):
+                    acc += I[r, k] * adV[k, cc] - adV[k, r] * I[k, cc]
+                B[r, cc] = 0.5 * acc
+        m0, m1, m2, f0, f1, f2 = IV[0], IV[1], IV[2], IV[3], IV[4], IV[5]
+        # -1/2 Ybar
+        B[0, 1] += 0.5 * m2
+        B[0, 2] -= 0.5 * m1
+        B[1, 0] -= 0.5 * m2
+        B[1, 2] += 0.5 * m0
+        B[2, 0] += 0.5 * m1
+        B[2, 1] -= 0.5 * m0
+        for (r, s) in ((0, 3), (3, 0)):
+            B[r + 0, s + 1] += 0.5 * f2
+            B[r + 0, s + 2] -= 0.5 * f1
+            B[r + 1, s + 0] -= 0.5 * f2
+            B[r + 1, s + 2] += 0.5 * f0
+            B[r + 2, s + 0] += 0.5 * f1
+            B[r + 2, s + 1] -= 0.5 * f0
+        for r in range(6):
+            for k in range(n):
+                acc = 0.0
+                for cc in range(6):
+                    acc += I[r, cc] * Jd[i, cc, k] + B[r, cc] * Jb[i, cc, k]
+                H[r, k] = acc
+        for a_ in range(n):
+            for b_ in range(n):
+                acc = 0.0
+                for r in range(6):
+                    acc += Jb[i, r, a_] * H[r, b_]
+                C[a_, b_] += acc
+    return OK
+
+
+@njit(**JIT)
+def energies(mi, fv, fm, out):
+    """out[0] = kinetic energy 1/2 sum V^T I V, out[1] = potential energy -sum m g . c (world)."""
+    nj = mi.shape[0] - 1
+    ke = 0.0
+    pe = 0.0
+    for i in range(1, nj + 1):
+        I = fm[i, MI]
+        c = fv[i]
+        for r in range(6):
+            for cc in range(6):
+                ke += 0.5 * c[V + r] * I[r, cc] * c[V + cc]
+        m = I[5, 5]
+        if m > 0.0:
+            # upper-right block of I is m [c]  (Kim eq. 22)
+            mc0, mc1, mc2 = I[2, 4], I[0, 5], I[1, 3]
+            for r in range(3):
+                wc = m * c[OP + r] + c[OR + 3 * r] * mc0 + c[OR + 3 * r + 1] * mc1 + c[OR + 3 * r + 2] * mc2
+                pe -= fv[0, G + r] * wc
+    out[0] = ke
+    out[1] = pe
+
+
+@njit(**JIT)
+def velocity_kinematics(mi, fv, fm, q, v, kin):
+    """Joint kinematics, body twists V_i and world poses (for energies, FK, Jacobians)."""
+    if kin:
+        st = joint_kinematics(mi, fv, fm, q, v)
+        if st != OK:
+            return st
+    _velocities(mi, fv, fm, v, False)
+    world_poses(mi, fv)
+    return OK
+
+
+@njit(**JIT)
+def coriolis_matrix(mi, fv, fm, q, v, Jb, Jd, C, kin):
+    """Kinematics, Jacobians and the Christoffel-consistent Coriolis matrix in one call."""
+    if kin:
+        st = joint_kinematics(mi, fv, fm, q, v)
+        if st != OK:
+            return st
+    _velocities(mi, fv, fm, v, False)
+    jacobians(mi, fv, fm, v, Jb, Jd)
+    coriolis(mi, fv, fm, Jb, Jd, C)
+    return OK

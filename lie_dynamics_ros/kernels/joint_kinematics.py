@@ -1,0 +1,165 @@
+"""Per-joint T_{parent,i}(q), S_i(q) and Sdot_i for the built-in joint kinds (compiled).
+
+Writes fv[i, WR/WP] (T = T_origin * T_joint(q)), fm[i, MS] (S_i), fm[i, MSD] (Sdot_i) and
+fv[i, SDV] (Sdot_i qd_i). GENERAL joints are skipped: Python fills their rows afterwards.
+"""
+import numpy as np
+from numba import njit
+
+from .layout import (P0, R0, AX, AX2, MULT, OFF, WR, WP, SDV, MS, MSD, K, QI, VI, NV, MIMIC,
+                     OK, NONFINITE, BAD_QUATERNION)
+from .spatial import JIT
+from ..model import joints as J
+
+
+@njit(inline="always", **JIT)
+def _axis_rot(a0, a1, a2, th, Rj):
+    """Rj = exp([a] th) for a unit axis a (Rodrigues), row-major."""
+    s = np.sin(th)
+    c = 1.0 - np.cos(th)
+    Rj[0] = 1.0 - c * (a1 * a1 + a2 * a2)
+    Rj[1] = -s * a2 + c * a0 * a1
+    Rj[2] = s * a1 + c * a0 * a2
+    Rj[3] = s * a2 + c * a0 * a1
+    Rj[4] = 1.0 - c * (a0 * a0 + a2 * a2)
+    Rj[5] = -s * a0 + c * a1 * a2
+    Rj[6] = -s * a1 + c * a0 * a2
+    Rj[7] = s * a0 + c * a1 * a2
+    Rj[8] = 1.0 - c * (a0 * a0 + a1 * a1)
+
+
+@njit(inline="always", **JIT)
+def _quat_rot(x, y, z, w, Rj):
+    """Rj from a unit quaternion (x, y, z, w)."""
+    Rj[0] = 1.0 - 2.0 * (y * y + z * z)
+    Rj[1] = 2.0 * (x * y - z * w)
+    Rj[2] = 2.0 * (x * z + y * w)
+    Rj[3] = 2.0 * (x * y + z * w)
+    Rj[4] = 1.0 - 2.0 * (x * x + z * z)
+    Rj[5] = 2.0 * (y * z - x * w)
+    Rj[6] = 2.0 * (x * z - y * w)
+    Rj[7] = 2.0 * (y * z + x * w)
+    Rj[8] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit(inline="always", **JIT)
+def _unit_quat(q, k):
+    """Read the quaternion q[k:k+4]; returns (x, y, z, w, ok). Norm must be 1 within 1e-6."""
+    x, y, z, w = q[k], q[k + 1], q[k + 2], q[k + 3]
+    n = np.sqrt(x * x + y * y + z * z + w * w)
+    if not abs(n - 1.0) < 1e-6:
+        return x, y, z, w, False
+    return x / n, y / n, z / n, w / n, True
+
+
+@njit(**JIT)
+def joint_kinematics(mi, fv, fm, q, v):
+    """Fill T, S, Sdot of every built-in joint. Returns a status code (layout.OK, ...)."""
+    for k in range(q.shape[0]):
+        if not np.isfinite(q[k]):
+            return NONFINITE
+    for k in range(v.shape[0]):
+        if not np.isfinite(v[k]):
+            return NONFINITE
+    nj = mi.shape[0] - 1
+    Rj = np.empty(9)
+    for i in range(1, nj + 1):
+        kind = mi[i, K]
+        if kind == J.GENERAL:
+            continue
+        c = fv[i]
+        qi = mi[i, QI]
+        vi = mi[i, VI]
+        S = fm[i, MS]
+        Sd = fm[i, MSD]
+        nv = mi[i, NV]
+        for r in range(6):
+            for k in range(nv):
+                S[r, k] = 0.0
+                Sd[r, k] = 0.0
+        pj0 = 0.0
+        pj1 = 0.0
+        pj2 = 0.0
+        mult = c[MULT]
+        a0, a1, a2 = c[AX], c[AX + 1], c[AX + 2]
+        if kind == J.REVOLUTE or kind == J.PRISMATIC:
+            x = q[qi]
+            if mi[i, MIMIC] == 1:
+                x = mult * x + c[OFF]
+            if kind == J.REVOLUTE:
+                _axis_rot(a0, a1, a2, x, Rj)
+                S[0, 0], S[1, 0], S[2, 0] = mult * a0, mult * a1, mult * a2
+            else:
+                for k in range(9):
+                    Rj[k] = 0.0
+                Rj[0] = Rj[4] = Rj[8] = 1.0
+                pj0, pj1, pj2 = a0 * x, a1 * x, a2 * x
+                S[3, 0], S[4, 0], S[5, 0] = mult * a0, mult * a1, mult * a2
+        elif kind == J.FREE or kind == J.SPHERICAL:
+            k0 = qi + 3 if kind == J.FREE else qi
+            x, y, z, w, ok = _unit_quat(q, k0)
+            if not ok:
+                return BAD_QUATERNION
+            _quat_rot(x, y, z, w, Rj)
+            if kind == J.FREE:
+                pj0, pj1, pj2 = q[qi], q[qi + 1], q[qi + 2]
+                # public v = (v_lin, w): the one place the free joint permutes (conventions.py)
+                for k in range(3):
+                    S[3 + k, k] = 1.0
+                    S[k, 3 + k] = 1.0
+            else:
+                for k in range(3):
+                    S[k, k] = 1.0
+        elif kind == J.PLANAR:
+            th = q[qi + 2]
+            _axis_rot(a0, a1, a2, th, Rj)
+            e0, e1, e2 = c[AX2], c[AX2 + 1], c[AX2 + 2]
+            f0, f1, f2 = a1 * e2 - a2 * e1, a2 * e0 - a0 * e2, a0 * e1 - a1 * e0
+            pj0 = q[qi] * e0 + q[qi + 1] * f0
+            pj1 = q[qi] * e1 + q[qi + 1] * f1
+            pj2 = q[qi] * e2 + q[qi + 1] * f2
+            # columns (0, Rj^T e1), (0, Rj^T e2), (n, 0); Sdot = -thd [n] acting on the first two
+            thd = v[vi + 2]
+            for col in range(2):
+                b0, b1, b2 = (e0, e1, e2) if col == 0 else (f0, f1, f2)
+                u0 = Rj[0] * b0 + Rj[3] * b1 + Rj[6] * b2
+                u1 = Rj[1] * b0 + Rj[4] * b1 + Rj[7] * b2
+                u2 = Rj[2] * b0 + Rj[5] * b1 + Rj[8] * b2
+                S[3, col], S[4, col], S[5, col] = u0, u1, u2
+                Sd[3, col] = -thd * (a1 * u2 - a2 * u1)
+                Sd[4, col] = -thd * (a2 * u0 - a0 * u2)
+                Sd[5, col] = -thd * (a0 * u1 - a1 * u0)
+            S[0, 2], S[1, 2], S[2, 2] = a0, a1, a2
+        elif kind == J.UNIVERSAL:
+            b0, b1, b2 = c[AX2], c[AX2 + 1], c[AX2 + 2]
+            R1 = np.empty(9)
+            R2 = np.empty(9)
+            _axis_rot(a0, a1, a2, q[qi], R1)
+            _axis_rot(b0, b1, b2, q[qi + 1], R2)
+            for r in range(3):
+                for cc in range(3):
+                    Rj[3 * r + cc] = (R1[3 * r] * R2[cc] + R1[3 * r + 1] * R2[3 + cc]
+                                      + R1[3 * r + 2] * R2[6 + cc])
+            # column 1: R2^T a1; column 2: a2; d/dt(R2^T a1) = -qd2 a2 x (R2^T a1)
+            u0 = R2[0] * a0 + R2[3] * a1 + R2[6] * a2
+            u1 = R2[1] * a0 + R2[4] * a1 + R2[7] * a2
+            u2 = R2[2] * a0 + R2[5] * a1 + R2[8] * a2
+            S[0, 0], S[1, 0], S[2, 0] = u0, u1, u2
+            S[0, 1], S[1, 1], S[2, 1] = b0, b1, b2
+            qd2 = v[vi + 1]
+            Sd[0, 0] = -qd2 * (b1 * u2 - b2 * u1)
+            Sd[1, 0] = -qd2 * (b2 * u0 - b0 * u2)
+            Sd[2, 0] = -qd2 * (b0 * u1 - b1 * u0)
+        # T = T_origin * T_joint
+        for r in range(3):
+            for cc in range(3):
+                c[WR + 3 * r + cc] = (c[R0 + 3 * r] * Rj[cc] + c[R0 + 3 * r + 1] * Rj[3 + cc]
+                                      + c[R0 + 3 * r + 2] * Rj[6 + cc])
+            c[WP + r] = (c[P0 + r] + c[R0 + 3 * r] * pj0 + c[R0 + 3 * r + 1] * pj1
+                         + c[R0 + 3 * r + 2] * pj2)
+        for r in range(6):
+            acc = 0.0
+            for k in range(nv):
+                acc += Sd[r, k] * v[vi + k]
+            c[SDV + r] = acc
+    return OK

@@ -1,0 +1,236 @@
+"""SO(3) / so(3): hat, exp, log, Jacobians, dexp, quaternions (x, y, z, w).
+
+dexp is right-trivialised (seed digest §0, Celledoni 002):
+d/dt exp(u) = [dexp_u(u')] exp(u),  dexp_u = sum_k ad_u^k / (k+1)!,  so dexp = left Jacobian.
+Closed forms switch to Taylor series for angles below ``_SMALL`` (digest P16).
+"""
+from fractions import Fraction
+from math import comb, factorial
+
+import numpy as np
+
+_SMALL = 0.5   # below this angle the closed-form coefficients use their Taylor series
+_NT = 8        # Taylor terms (in z^2); truncation error ~ _SMALL^16 / (2*8)!, negligible
+
+
+def _vec(x, n, name):
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+    return a
+
+
+def _mat(X, shape, name):
+    a = np.asarray(X, dtype=float)
+    if a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
+    return a
+
+
+def bernoulli(n):
+    """Bernoulli numbers B_0..B_n (B_1 = -1/2) as Fractions."""
+    B = [Fraction(1)]
+    for m in range(1, n + 1):
+        B.append(-sum(comb(m + 1, j) * B[j] for j in range(m)) / (m + 1))
+    return B
+
+
+_BN = bernoulli(2 * _NT + 2)
+# Taylor coefficients in x = z^2 of the scalar functions used below
+_S1 = [(-1) ** k / factorial(2 * k + 1) for k in range(_NT)]          # sin z / z
+_G1 = [(-1) ** k / factorial(2 * k + 2) for k in range(_NT)]          # (1 - cos z) / z^2
+_G2 = [(-1) ** k / factorial(2 * k + 3) for k in range(_NT)]          # (z - sin z) / z^3
+_D2 = [float((-1) ** (n + 1) * _BN[2 * n] / factorial(2 * n))         # (1 - z/2 cot z/2) / z^2
+       for n in range(1, _NT + 1)]
+
+
+def _dz(c):
+    """Coefficients of g'(z)/z from those of g (both in x = z^2)."""
+    return [2 * k * c[k] for k in range(1, len(c))]
+
+
+_G1T, _G2T, _D2T = _dz(_G1), _dz(_G2), _dz(_D2)
+
+
+def _poly(c, x):
+    return float(np.polyval(c[::-1], x))
+
+
+def exp_coeffs(t):
+    """(sin t/t, (1-cos t)/t^2, (t-sin t)/t^3), series for small t."""
+    if t < _SMALL:
+        x = t * t
+        return _poly(_S1, x), _poly(_G1, x), _poly(_G2, x)
+    s, c = np.sin(t), np.cos(t)
+    return s / t, 2.0 * np.sin(0.5 * t) ** 2 / (t * t), (t - s) / t ** 3
+
+
+def exp_coeffs_d(t):
+    """(g1'(t)/t, g2'(t)/t) for g1 = (1-cos t)/t^2, g2 = (t-sin t)/t^3 (digest §4.3)."""
+    if t < _SMALL:
+        x = t * t
+        return _poly(_G1T, x), _poly(_G2T, x)
+    s, c = np.sin(t), np.cos(t)
+    return (t * s - 2.0 + 2.0 * c) / t ** 4, (3.0 * s - 2.0 * t - t * c) / t ** 5
+
+
+def inv_coeffs(t):
+    """(g2, g2'(t)/t) for g2 = (1 - (t/2)cot(t/2))/t^2 (dexp^-1, digest §4.3); singular at 2*pi."""
+    if t < _SMALL:
+        x = t * t
+        return _poly(_D2, x), _poly(_D2T, x)
+    h = 0.5 * t
+    cot, s = np.cos(h) / np.sin(h), np.sin(h)
+    g2 = (1.0 - h * cot) / (t * t)
+    return g2, (-2.0 / t ** 3 + cot / (2.0 * t * t) + 1.0 / (4.0 * t * s * s)) / t
+
+
+def series(adm, order):
+    """Truncated Bernoulli series sum_{k<=order} B_k/k! adm^k (coeffs 1, -1/2, 1/12, 0, -1/720...)."""
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
+        raise ValueError(f"order must be None or a non-negative int, got {order!r}")
+    B = bernoulli(int(order))
+    out, P = np.zeros_like(adm), np.eye(adm.shape[0])
+    for k in range(int(order) + 1):
+        out += float(B[k] / factorial(k)) * P
+        P = P @ adm
+    return out
+
+
+# --------------------------------------------------------------------------- algebra / group
+def hat(w):
+    """[w]: 3-vector -> 3x3 skew matrix (Kim eq 5)."""
+    w = _vec(w, 3, "w")
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def vee(W):
+    """Inverse of hat (uses the skew part of W)."""
+    W = _mat(W, (3, 3), "W")
+    return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+
+
+def exp(w):
+    """Rodrigues: exp([w]) = I + sin t/t [w] + (1-cos t)/t^2 [w]^2."""
+    w = _vec(w, 3, "w")
+    A, B, _ = exp_coeffs(np.linalg.norm(w))
+    W = hat(w)
+    return np.eye(3) + A * W + B * (W @ W)
+
+
+def log(R):
+    """Rotation vector w in [0, pi] with exp(w) = R; symmetric-part method for angles > pi/2."""
+    R = _mat(R, (3, 3), "R")
+    s_vec = vee(R)                       # sin(t) n
+    s, c = np.linalg.norm(s_vec), 0.5 * (np.trace(R) - 1.0)
+    t = np.arctan2(s, c)
+    if c > 0.0:
+        return s_vec * (t / s if s > 0.0 else 1.0)
+    c = max(c, -1.0)
+    B = 0.5 * (R + R.T) - c * np.eye(3)  # (1 - cos t) n n^T
+    k = int(np.argmax(np.diag(B)))
+    n = B[:, k] / np.linalg.norm(B[:, k])
+    if n @ s_vec < 0.0:
+        n = -n
+    return t * n
+
+
+def left_jacobian(w):
+    """J_l(w) = sum [w]^k/(k+1)! = dexp_w (right-trivialised)."""
+    w = _vec(w, 3, "w")
+    _, B, C = exp_coeffs(np.linalg.norm(w))
+    W = hat(w)
+    return np.eye(3) + B * W + C * (W @ W)
+
+
+def left_jacobian_inv(w):
+    """J_l(w)^-1 = I - [w]/2 + (1 - (t/2)cot(t/2))/t^2 [w]^2 (singular at t = 2 pi)."""
+    w = _vec(w, 3, "w")
+    D, _ = inv_coeffs(np.linalg.norm(w))
+    W = hat(w)
+    return np.eye(3) - 0.5 * W + D * (W @ W)
+
+
+def right_jacobian(w):
+    """J_r(w) = J_l(-w) = J_l(w)^T."""
+    return left_jacobian(-_vec(w, 3, "w"))
+
+
+def right_jacobian_inv(w):
+    """J_r(w)^-1 = J_l(-w)^-1."""
+    return left_jacobian_inv(-_vec(w, 3, "w"))
+
+
+def dexp(w):
+    """dexp_w, right-trivialised: d/dt exp(w) = [dexp_w w'] exp(w) (Celledoni eq 7)."""
+    return left_jacobian(w)
+
+
+def dexp_inv(w, order=None):
+    """dexp_w^-1; order=None: closed form (Celledoni §2.2); int k: Bernoulli series to ad^k (eq 8)."""
+    if order is None:
+        return left_jacobian_inv(w)
+    return series(hat(w), order)
+
+
+# --------------------------------------------------------------------------- quaternions (x, y, z, w)
+def _quat(q):
+    q = _vec(q, 4, "q")
+    n = np.linalg.norm(q)
+    if not n > 0.0 or not np.isfinite(n):
+        raise ValueError("quaternion must be finite and non-zero")
+    return q / n
+
+
+def quat_to_rot(q):
+    """Rotation matrix of the (normalised) quaternion (x, y, z, w)."""
+    x, y, z, w = _quat(q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def rot_to_quat(R):
+    """Unit quaternion (x, y, z, w), w >= 0, by Shepperd's method (largest of tr, R_ii)."""
+    R = _mat(R, (3, 3), "R")
+    tr = np.trace(R)
+    k = int(np.argmax([R[0, 0], R[1, 1], R[2, 2], tr]))
+    if k == 3:
+        r = np.sqrt(1.0 + tr)
+        q = np.array([(R[2, 1] - R[1, 2]) / (2 * r), (R[0, 2] - R[2, 0]) / (2 * r),
+                      (R[1, 0] - R[0, 1]) / (2 * r), 0.5 * r])
+    else:
+        i, j, m = k, (k + 1) % 3, (k + 2) % 3
+        r = np.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
+        q = np.empty(4)
+        q[i], q[j], q[m] = 0.5 * r, (R[j, i] + R[i, j]) / (2 * r), (R[m, i] + R[i, m]) / (2 * r)
+        q[3] = (R[m, j] - R[j, m]) / (2 * r)
+    q /= np.linalg.norm(q)
+    return -q if q[3] < 0.0 else q
+
+
+def quat_multiply(a, b):
+    """Hamilton product a*b in (x, y, z, w): quat_to_rot(a*b) = quat_to_rot(a) @ quat_to_rot(b)."""
+    a, b = _vec(a, 4, "a"), _vec(b, 4, "b")
+    va, vb = a[:3], b[:3]
+    return np.concatenate([a[3] * vb + b[3] * va + np.cross(va, vb), [a[3] * b[3] - va @ vb]])
+
+
+def quat_exp(w):
+    """Unit quaternion (x, y, z, w) of exp(w)."""
+    w = _vec(w, 3, "w")
+    t = np.linalg.norm(w)
+    k = 0.5 * _poly(_S1, 0.25 * t * t) if t < _SMALL else np.sin(0.5 * t) / t  # sin(t/2)/t
+    return np.concatenate([k * w, [np.cos(0.5 * t)]])
+
+
+def quat_log(q):
+    """Rotation vector w (|w| <= pi) with quat_exp(w) = +-q."""
+    q = _quat(q)
+    if q[3] < 0.0:
+        q = -q
+    v = q[:3]
+    n = np.linalg.norm(v)
+    t = 2.0 * np.arctan2(n, q[3])
+    return v * (t / n if n > 0.0 else 2.0 / q[3])

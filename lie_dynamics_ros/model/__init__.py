@@ -1,0 +1,1 @@
+"""Model description: joints, builder, URDF parser and the immutable Model."""

@@ -1,0 +1,193 @@
+"""Build a multibody model from links and joints (URDF or code).
+
+Fixed joints are merged: a link rigidly attached to a moving body adds its inertia to that body
+(Kim eq. 21) and stays reachable as a frame. Mimic joints become kernel joints that read their
+master's coordinate.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import joint_types as JT
+from .model import Model, JointInfo
+from ..errors import URDFError
+from ..lie import se3
+
+
+@dataclass
+class _Joint:
+    name: str
+    joint: object
+    parent: str            # parent link name, or None for the universe
+    child: str
+    origin: np.ndarray     # pose of the joint frame in the parent link frame
+    mimic: tuple = None    # (master joint name, multiplier, offset)
+    lower: float = -np.inf
+    upper: float = np.inf
+    effort: float = np.inf
+    velocity: float = np.inf
+
+
+@dataclass
+class ModelBuilder:
+    """Add links and joints, then ``build()`` an immutable Model.
+
+    >>> b = ModelBuilder("pendulum")
+    >>> b.add_link("base")
+    >>> b.add_link("bob", mass=1.0, com=(0, 0, -1))
+    >>> b.add_joint("hinge", Revolute((0, 1, 0)), "base", "bob")
+    >>> model = b.build()
+    """
+    name: str = "robot"
+    links: dict = field(default_factory=dict)
+    joints: list = field(default_factory=list)
+
+    def add_link(self, name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, com_rotation=None):
+        """A link with ``mass``, ``com`` in the link frame and the 3x3 ``inertia`` about the COM
+        (expressed in axes rotated by ``com_rotation`` from the link frame, as URDF's
+        inertial/origin rpy)."""
+        if name in self.links:
+            raise URDFError(f"duplicate link name {name!r}", name)
+        mass = float(mass)
+        Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        com = np.asarray(com, dtype=float)
+        R = np.eye(3) if com_rotation is None else np.asarray(com_rotation, dtype=float)
+        _check_inertia(name, mass, com, Ic, R)
+        self.links[name] = se3.spatial_inertia(mass, com, Ic, R)
+
+    def add_joint(self, name, joint, parent, child, origin=None, mimic=None, lower=-np.inf,
+                  upper=np.inf, effort=np.inf, velocity=np.inf):
+        """Connect ``child`` to ``parent`` (None = the world). ``origin`` is a 4x4 pose of the
+        joint frame in the parent link frame; ``mimic`` = (master, multiplier, offset)."""
+        T = np.eye(4) if origin is None else np.asarray(origin, dtype=float)
+        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+            raise URDFError(f"joint {name!r}: origin must be a finite 4x4 pose", name)
+        if isinstance(joint, JT.General):
+            if joint.T is None or joint.S is None:
+                raise URDFError(f"joint {name!r}: a General joint needs T and S callables", name)
+        else:
+            JT.joint_axes(joint, f"joint {name!r}")      # validates the axis early
+        if mimic is not None and not isinstance(joint, (JT.Revolute, JT.Prismatic)):
+            raise URDFError(f"joint {name!r}: only revolute and prismatic joints can mimic", name)
+        self.joints.append(_Joint(name, joint, parent, child, T, mimic, float(lower),
+                                  float(upper), float(effort), float(velocity)))
+
+    def build(self):
+        if not self.links:
+            raise URDFError(f"robot {self.name!r} has no links")
+        names = [j.name for j in self.joints]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise URDFError(f"duplicate joint name {sorted(dup)[0]!r}", sorted(dup)[0])
+        by_child = {}
+        children = {ln: [] for ln in self.links}
+        roots_from_world = []
+        for j in self.joints:
+            if j.child not in self.links:
+                raise URDFError(f"joint {j.name!r}: child link {j.child!r} does not exist", j.name)
+            if j.parent is not None and j.parent not in self.links:
+                raise URDFError(f"joint {j.name!r}: parent link {j.parent!r} does not exist", j.name)
+            if j.child in by_child:
+                raise URDFError(f"link {j.child!r} is the child of two joints "
+                                f"({by_child[j.child].name!r} and {j.name!r})", j.child)
+            by_child[j.child] = j
+            if j.parent is None:
+                roots_from_world.append(j.child)
+            else:
+                children[j.parent].append(j)
+        roots = [ln for ln in self.links if ln not in by_child or by_child[ln].parent is None]
+        if len(roots) != 1:
+            raise URDFError(f"robot {self.name!r} must have exactly one root link, found "
+                            f"{sorted(roots)}", sorted(roots)[0] if roots else None)
+        root = roots[0]
+        # depth-first order, children in declaration order (the order Pinocchio uses too)
+        order, stack, seen = [], [root], set()
+        while stack:
+            ln = stack.pop()
+            seen.add(ln)
+            order.append(ln)
+            stack.extend(j.child for j in reversed(children[ln]))
+        missing = [ln for ln in self.links if ln not in seen]
+        if missing:
+            j = by_child[missing[0]]
+            raise URDFError(f"joint {j.name!r} closes a kinematic loop (link {missing[0]!r} is "
+                            "not reachable from the root)", j.name)
+        return _assemble(self, root, order, by_child)
+
+
+def _check_inertia(name, mass, com, Ic, R):
+    if not np.isfinite(mass) or mass < 0:
+        raise URDFError(f"link {name!r}: mass must be finite and >= 0, got {mass}", name)
+    if com.shape != (3,) or not np.all(np.isfinite(com)):
+        raise URDFError(f"link {name!r}: center of mass must be 3 finite numbers", name)
+    if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)) or not np.allclose(Ic, Ic.T):
+        raise URDFError(f"link {name!r}: inertia must be a finite symmetric 3x3 matrix", name)
+    ev = np.linalg.eigvalsh(Ic)
+    tol = 1e-9 * max(1.0, abs(ev).max())
+    if ev[0] < -tol:
+        raise URDFError(f"link {name!r}: inertia is not positive semi-definite "
+                        f"(eigenvalues {ev})", name)
+    if ev[0] + ev[1] < ev[2] - 1e-6 * max(1e-12, ev[2]) - tol:
+        # physically impossible, yet found in published URDFs: warn, do not refuse
+        import warnings
+        warnings.warn(f"link {name!r}: principal moments {ev} violate the triangle inequality",
+                      stacklevel=4)
+    if R.shape != (3, 3):
+        raise URDFError(f"link {name!r}: inertial rotation must be 3x3", name)
+
+
+def _assemble(b, root, order, by_child):
+    # each link -> (body row, pose of the link in the body frame); row 0 = universe
+    body_of = {}
+    rows = []                                  # kernel joints, topological order
+    for ln in order:
+        j = by_child.get(ln)
+        if j is None or isinstance(j.joint, JT.Fixed):
+            if j is None:
+                body_of[ln] = (0, np.eye(4))
+            else:
+                pb, pT = body_of[j.parent] if j.parent is not None else (0, np.eye(4))
+                body_of[ln] = (pb, pT @ j.origin)
+            continue
+        pb, pT = body_of[j.parent] if j.parent is not None else (0, np.eye(4))
+        rows.append((j, pb, pT @ j.origin))
+        body_of[ln] = (len(rows), np.eye(4))
+    nj = len(rows)
+    inertia = np.zeros((nj + 1, 6, 6))
+    for ln, (bi, T) in body_of.items():
+        inertia[bi] += se3.transform_inertia(se3.inv(T), b.links[ln])
+    # q/v indices: non-mimic joints in order, then mimic joints read their master's
+    infos, qn, vn = {}, 0, 0
+    for r, (j, pb, T) in enumerate(rows, start=1):
+        if j.mimic is None:
+            nq, nv = JT.dims(j.joint)
+            infos[j.name] = JointInfo(j.name, r, j.joint, qn, vn, nq, nv)
+            qn, vn = qn + nq, vn + nv
+    for r, (j, pb, T) in enumerate(rows, start=1):
+        if j.mimic is not None:
+            master, mult, off = j.mimic
+            while True:                         # resolve mimic chains to a real master
+                mj = next((x for x in b.joints if x.name == master), None)
+                if mj is None:
+                    raise URDFError(f"joint {j.name!r} mimics unknown joint {master!r}", j.name)
+                if mj.mimic is None:
+                    break
+                if mj.name == j.name:
+                    raise URDFError(f"joint {j.name!r}: mimic cycle", j.name)
+                master, mult, off = mj.mimic[0], mult * mj.mimic[1], mult * mj.mimic[2] + off
+            mi_ = infos.get(master)
+            if mi_ is None or mi_.nv != 1:
+                raise URDFError(f"joint {j.name!r} mimics {master!r}, which is not a moving "
+                                "1-DOF joint", j.name)
+            infos[j.name] = JointInfo(j.name, r, j.joint, mi_.q_index, mi_.v_index, 1, 1,
+                                      mimic=(master, float(mult), float(off)))
+    kernel_joints = []
+    for r, (j, pb, T) in enumerate(rows, start=1):
+        info = infos[j.name]
+        info.parent_row, info.origin = pb, T
+        info.limits = (j.lower, j.upper, j.effort, j.velocity)
+        info.child_link = j.child
+        kernel_joints.append(info)
+    frames = {ln: (bi, T) for ln, (bi, T) in body_of.items()}
+    return Model(b.name, kernel_joints, inertia, frames, qn, vn,
+                 total_mass=float(sum(I[5, 5] for I in b.links.values())))

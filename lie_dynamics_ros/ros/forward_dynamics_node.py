@@ -1,0 +1,399 @@
+"""forward_dynamics_node: the simulator (standalone, or as a companion next to Gazebo).
+
+Integrates the robot model at ``rate`` Hz with the integrator named by ``integrator`` and
+publishes ``joint_states`` (name, position, velocity, effort) after every step, and ``/clock``
+when ``publish_clock`` is true. Torque commands come from ``effort_controller/commands``
+(std_msgs/Float64MultiArray in ``joints`` order, as forward_command_controller takes them) and
+``joint_torques`` (sensor_msgs/JointState efforts, by name). Joints listed in
+``prescribed_joints`` follow the ``reference`` trajectory instead (Kim's hybrid dynamics); the
+efforts published for them are the torques that this motion needs. Parameters and topics:
+docs/ros.md.
+
+Time: the simulation advances by exactly ``1/rate`` per step. Stamps are the simulation time,
+which starts at 0 when ``publish_clock`` is true and at the node clock's "now" otherwise. The
+watchdog (``command_timeout``) and zero-stamped references use the same time.
+"""
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+import lie_dynamics_ros as ldr
+from lie_dynamics_ros.ros import conversions as cv
+from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
+
+# ---------------------------------------------------------------------------------------------
+# integrators: step(model, q, v, accel, dt) -> (q, v) with accel(q, v, s) -> a at time t + s
+
+
+def semi_implicit_step(model, q, v, accel, dt):
+    """Symplectic (semi-implicit) Euler on the configuration group.
+
+    ``v+ = v + dt a(q, v)``, ``q+ = q * exp(dt v+)`` (``ldr.integrate``).
+    """
+    v_next = v + dt * accel(q, v, 0.0)
+    return ldr.integrate(model, q, v_next, dt), v_next
+
+
+INTEGRATORS = {"semi_implicit": semi_implicit_step}
+
+
+def resolve_integrator(name):
+    """Step function for ``name``.
+
+    Built in: "semi_implicit". Other names are looked up in ``lie_dynamics_ros.integrators``,
+    which may provide ``ros_stepper(name)`` returning a function with the signature
+    ``step(model, q, v, accel, dt) -> (q, v)``, where ``accel(q, v, s)`` gives the
+    acceleration at time ``t + s`` (hybrid mode needs the acceleration callback, not a torque).
+    Raises ValueError for an unknown name.
+    """
+    if name in INTEGRATORS:
+        return INTEGRATORS[name]
+    try:
+        from lie_dynamics_ros import integrators
+        factory = getattr(integrators, "ros_stepper", None)
+        if factory is not None:
+            return factory(name)
+    except (ImportError, KeyError, ValueError):
+        pass
+    raise ValueError("unknown integrator '%s' (available: %s)" % (name, sorted(INTEGRATORS)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the simulation itself, without ROS
+
+
+class Simulator:
+    """State and step of the simulation; the node only feeds commands and publishes.
+
+    Args:
+        model: ldr model (1-DOF joints).
+        dt_ns: step in nanoseconds.
+        stepper: integrator step (see ``resolve_integrator``).
+        prescribed: (nv,) bool mask of joints that follow the reference.
+        q0, v0: initial state (nv,), model order.
+        t0_ns: simulation time of the initial state.
+    """
+
+    def __init__(self, model, dt_ns, stepper, prescribed, q0, v0, t0_ns=0):
+        self.model, self.stepper = model, stepper
+        self.dt_ns, self.dt = int(dt_ns), int(dt_ns) * 1e-9
+        self.prescribed = np.asarray(prescribed, dtype=bool)
+        self.q, self.v = np.array(q0, dtype=float), np.array(v0, dtype=float)
+        self.t_ns = int(t0_ns)
+        self.tau = np.zeros(model.nv)    # torques applied in the last step
+        self.hold = self.q[self.prescribed].copy()
+        self.reference = None            # conversions.TrajectoryReference
+        self.steps = 0
+
+    def prescribed_motion(self, t_ns):
+        """(q, v, a) of the prescribed joints at ``t_ns`` (each (k,)); q or v may be None
+        when the reference gives only accelerations. Without a reference: hold still."""
+        m = self.prescribed
+        q, v, a = self.hold.copy(), np.zeros(m.sum()), np.zeros(m.sum())
+        if self.reference is not None:
+            rq, rv, ra = self.reference.sample(t_ns)
+            covered = self.reference.mask[m]
+            if rq is None:  # acceleration-only reference: integrate it, no override
+                q = v = None
+            else:
+                q[covered] = rq[m][covered]
+            if rv is not None and v is not None:
+                v[covered] = rv[m][covered]
+            if ra is not None:
+                a[covered] = ra[m][covered]
+        return q, v, a
+
+    def step(self, tau_cmd):
+        """One step with commanded torques ``tau_cmd`` (nv,) on the free joints.
+
+        Raises FloatingPointError (state unchanged) if the step is not finite.
+        """
+        m, model = self.prescribed, self.model
+        tau_cmd = np.asarray(tau_cmd, dtype=float)
+        q, v = self.q.copy(), self.v.copy()
+        applied = {}
+        if m.any():
+            qp, vp, _ = self.prescribed_motion(self.t_ns)
+            if qp is not None:
+                q[m] = qp
+            if vp is not None:
+                v[m] = vp
+
+            def accel(qs, vs, s):
+                a_given = np.zeros(model.nv)
+                a_given[m] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
+                a_full, tau_full = ldr.hybrid_dynamics(model, qs, vs, a_given, tau_cmd, m)
+                applied.setdefault("tau", tau_full)
+                return a_full
+        else:
+            def accel(qs, vs, s):
+                applied.setdefault("tau", tau_cmd)
+                return ldr.forward_dynamics(model, qs, vs, tau_cmd)
+        q, v = self.stepper(model, q, v, accel, self.dt)
+        t_next = self.t_ns + self.dt_ns
+        if m.any():
+            qp, vp, _ = self.prescribed_motion(t_next)
+            if qp is not None:
+                q[m] = qp
+            if vp is not None:
+                v[m] = vp
+        tau = np.asarray(applied.get("tau", tau_cmd), dtype=float)
+        if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
+            raise FloatingPointError("simulation step is not finite")
+        self.q, self.v, self.tau, self.t_ns = q, v, tau, t_next
+        self.steps += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the node
+
+
+def _positive(x):
+    return None if x > 0 else "must be > 0"
+
+
+def _three(v):
+    return None if len(v) == 3 else "needs 3 values, got %d" % len(v)
+
+
+PARAMS = [
+    Param("rate", 1000.0, "double", "Simulation steps per second (Hz); dt = 1/rate.",
+          read_only=True, check=_positive),
+    Param("integrator", "semi_implicit", "string",
+          "Integrator on the configuration group: semi_implicit (symplectic Euler), or a "
+          "method lie_dynamics_ros.integrators provides.", read_only=True),
+    Param("initial_positions", [], "double_array",
+          "Initial joint positions in `joints` order (rad, m); default zeros.", read_only=True),
+    Param("initial_velocities", [], "double_array",
+          "Initial joint velocities in `joints` order; default zeros.", read_only=True),
+    Param("joints", [], "string_array",
+          "Joint order of effort_controller/commands and of the initial_* arrays; default: "
+          "the model's joint order.", read_only=True),
+    Param("prescribed_joints", [], "string_array",
+          "Joints that follow the `reference` trajectory (hybrid dynamics) instead of "
+          "integrating torques.", read_only=True),
+    Param("publish_clock", False, "bool",
+          "Publish /clock (simulation time). Keep false while Gazebo owns the clock.",
+          read_only=True),
+    Param("command_timeout", 0.5, "double",
+          "Watchdog: apply zero torque when no command arrived for this many seconds of "
+          "simulation time (<= 0 disables)."),
+    Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
+          check=_three),
+    Param("enforce_effort_limits", True, "bool",
+          "Clamp commanded torques to the URDF <limit effort> and report when it acts."),
+    Param("log_throttle_sec", 2.0, "double",
+          "Minimum period of repeated warnings (dropped commands, clamping, timing)."),
+]
+
+
+class ForwardDynamicsNode(Node):
+    """Simulator node. ``drive="external"`` leaves the stepping to the caller (bringup's
+    offline mode calls ``tick()``); the default ``"timer"`` steps on a wall timer."""
+
+    def __init__(self, node_name="forward_dynamics", drive="timer", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.p = declare_parameters(self, PARAMS, on_change=self._on_params)
+        self.stepper = resolve_integrator(self.p.integrator)
+        self.dt_ns = max(1, int(round(1e9 / self.p.rate)))
+        self.throttle = cv.Throttle(self.p.log_throttle_sec)
+        self.sim = None
+        self.cmd = None
+        self.last_cmd_ns = None          # simulation time of the last accepted command
+        self.last_cmd_stamp_ns = None    # header stamp of the last accepted joint_torques
+        self.watchdog_trips = 0
+        self.watchdog_tripped = False
+        self.dropped = 0
+        self.clamped = 0
+        self.published = 0
+        self.cmd_stamps = cv.StampMonitor()
+        self.pub = self.create_publisher(JointState, "joint_states", 10)
+        self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=10))
+                          if self.p.publish_clock else None)
+        self.create_subscription(Float64MultiArray, "effort_controller/commands",
+                                 self._on_array_command, 10)
+        self.create_subscription(JointState, "joint_torques", self._on_state_command, 10)
+        self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
+        self._rate_window = (time.monotonic(), 0)
+        self.achieved_rate = None
+        self.source = ModelSource(self, self._set_model)
+        if drive == "timer":
+            self.timer = self.create_timer(self.dt_ns * 1e-9, self.tick)
+
+    # -- model and parameters ---------------------------------------------------------------
+    def _set_model(self, model, origin):
+        if model.nq != model.nv or any(n != 1 for n in model.joint_nq):
+            return "JointState needs 1-DOF joints; the model has multi-DOF joints"
+        names = list(model.joint_names)
+        joints = self.p.joints or names
+        for what, listed in (("joints", joints), ("prescribed_joints", self.p.prescribed_joints)):
+            unknown = [j for j in listed if j not in names]
+            if unknown:
+                return "parameter %s names %s, not in the model" % (what, unknown)
+        cols = np.array([names.index(j) for j in joints], dtype=np.intp)
+        q0, v0 = np.zeros(model.nv), np.zeros(model.nv)
+        for what, arr, vals in (("initial_positions", q0, self.p.initial_positions),
+                                ("initial_velocities", v0, self.p.initial_velocities)):
+            if vals:
+                if len(vals) != len(joints):
+                    return "%s has %d values for %d joints" % (what, len(vals), len(joints))
+                arr[cols] = vals
+        prescribed = np.array([n in self.p.prescribed_joints for n in names], dtype=bool)
+        model.gravity = np.array(self.p.gravity, dtype=float)
+        t0 = 0 if self.p.publish_clock else self.get_clock().now().nanoseconds
+        self.sim = Simulator(model, self.dt_ns, self.stepper, prescribed, q0, v0, t0)
+        self.index = cv.JointIndex(names)
+        self.cmd_cols = cols
+        self.limits = cv.finite_limits(model.effort_limits)
+        self.cmd = np.zeros(model.nv)
+        self.last_cmd_ns = None
+        self.cmd_stamps.reset()
+        self._started = False
+        self._rate_window = (time.monotonic(), 0)
+        return None
+
+    def _on_params(self, names):
+        self.throttle.period_s = self.p.log_throttle_sec
+        if self.sim is not None:
+            self.sim.model.gravity = np.array(self.p.gravity, dtype=float)
+
+    def _warn(self, key, text):
+        if self.throttle.ready(key):
+            more = self.throttle.suppressed(key)
+            self.get_logger().warning(text + (" (%d more since last report)" % more
+                                              if more else ""))
+
+    def _drop(self, key, reason):
+        self.dropped += 1
+        self._warn(key, "dropped %s: %s" % (key, reason))
+
+    # -- commands -----------------------------------------------------------------------------
+    def _accept_command(self, cols, values):
+        self.cmd[cols] = values
+        self.last_cmd_ns = self.sim.t_ns
+        if self.watchdog_tripped:
+            self.watchdog_tripped = False
+            self.get_logger().info("commands resumed")
+
+    def _on_array_command(self, msg):
+        if self.sim is None:
+            return self._drop("effort_controller/commands", "no robot model yet")
+        vals, reason = cv.parse_command_array(msg, len(self.cmd_cols))
+        if reason:
+            return self._drop("effort_controller/commands", reason)
+        self._accept_command(self.cmd_cols, vals)
+
+    def _on_state_command(self, msg):
+        if self.sim is None:
+            return self._drop("joint_torques", "no robot model yet")
+        js, reason = cv.parse_joint_state(msg, self.index, need=("effort",), optional=(),
+                                          required_joints=~self.sim.prescribed)
+        if reason is None:
+            reason = self.cmd_stamps.check(js.stamp_ns)
+        if reason:
+            return self._drop("joint_torques", reason)
+        self.cmd_stamps.accept(js.stamp_ns)
+        free = ~self.sim.prescribed
+        self._accept_command(np.flatnonzero(free), js.effort[free])
+        self.last_cmd_stamp_ns = js.stamp_ns
+
+    def _on_reference(self, msg):
+        if self.sim is None:
+            return self._drop("reference", "no robot model yet")
+        ref, reason = cv.TrajectoryReference.from_msg(msg, self.index, self.sim.t_ns)
+        if reason:
+            return self._drop("reference", reason)
+        self.sim.reference = ref
+
+    # -- stepping -----------------------------------------------------------------------------
+    def command_torques(self):
+        """Torques for the next step: watchdog, then effort limits."""
+        timeout = self.p.command_timeout
+        if (timeout > 0 and self.last_cmd_ns is not None
+                and self.sim.t_ns - self.last_cmd_ns > timeout * 1e9):
+            if not self.watchdog_tripped:
+                self.watchdog_tripped = True
+                self.watchdog_trips += 1
+                self.get_logger().warning(
+                    "watchdog: no command for %.3f s, applying zero torque" % timeout)
+            return np.zeros_like(self.cmd)
+        if not self.p.enforce_effort_limits:
+            return self.cmd
+        tau, acted = cv.clamp_efforts(self.cmd, self.limits)
+        if acted.any():
+            self.clamped += 1
+            names = [n for n, x in zip(self.sim.model.joint_names, acted) if x]
+            self._warn("clamp", "clamped commanded torques to the URDF limits on %s" % names)
+        return tau
+
+    def tick(self):
+        """Publish the initial state on the first call, then one step + publish per call."""
+        if self.sim is None:
+            return
+        if self._started:
+            try:
+                self.sim.step(self.command_torques())
+            except (FloatingPointError, ValueError) as e:
+                self._warn("step", "simulation step failed (%s); state held" % e)
+                return
+        self._started = True
+        self._publish()
+        self._measure_rate()
+
+    def _publish(self):
+        sim = self.sim
+        msg = cv.make_joint_state(sim.model.joint_names, sim.t_ns, sim.q, sim.v, sim.tau)
+        self.pub.publish(msg)
+        if self.clock_pub is not None:
+            clock = Clock()
+            cv.set_stamp(clock.clock, sim.t_ns)
+            self.clock_pub.publish(clock)
+        self.published += 1
+        if sim.prescribed.any():
+            lim = self.limits[sim.prescribed]
+            if (np.abs(sim.tau[sim.prescribed]) > lim).any():
+                self._warn("prescribed", "the prescribed motion needs torques above the "
+                           "URDF effort limits")
+
+    def _measure_rate(self):
+        t0, n0 = self._rate_window
+        now = time.monotonic()
+        if now - t0 >= 2.0:
+            self.achieved_rate = (self.sim.steps - n0) / (now - t0)
+            self._rate_window = (now, self.sim.steps)
+            if hasattr(self, "timer") and self.achieved_rate < 0.9 * self.p.rate:
+                self._warn("rate", "simulating at %.0f Hz, below rate %.0f Hz (%.2fx real "
+                           "time)" % (self.achieved_rate, self.p.rate,
+                                      self.achieved_rate / self.p.rate))
+
+
+def main(args=None):
+    """Console script ``forward_dynamics_node``; accepts standard ``--ros-args``."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = ForwardDynamicsNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as e:  # bad parameter values at start-up
+        print("forward_dynamics_node: %s" % e, file=sys.stderr)
+        return 1
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

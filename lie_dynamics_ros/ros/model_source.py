@@ -1,0 +1,255 @@
+"""Where a node gets its robot model, and its typed parameters.
+
+The model comes from, in this order (docs/ros.md, spec §3.4):
+
+1. the parameter ``robot_description`` (URDF XML);
+2. else the parameter ``urdf_path`` (absolute, relative to the working directory, or a file
+   name in the package's ``urdf/`` folder);
+3. else the topic ``robot_description`` (std_msgs/String, reliable + transient-local, as
+   robot_state_publisher publishes it).
+
+A malformed URDF never takes the node down: it is logged and ignored, the node keeps the model
+it had (or waits for one). Setting ``robot_description`` or ``urdf_path`` at run time reloads
+the model; a bad value is refused by the set-parameters call.
+"""
+import math
+import os
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Callable, List, Optional
+
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+PACKAGE = "lie_dynamics_ros"
+
+# -------------------------------------------------------------------------------------------
+# typed parameters
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter: name, default, kind, description, and whether it is read-only.
+
+    kind is one of bool, int, double, string, double_array, string_array. Parameters are
+    declared with dynamic typing so that YAML/CLI integers are accepted for doubles
+    (``gravity: [0, 0, -9.81]``) and then coerced here, with a clear error otherwise.
+    """
+    name: str
+    default: Any
+    kind: str
+    description: str
+    read_only: bool = False
+    check: Optional[Callable[[Any], Optional[str]]] = field(default=None, compare=False)
+
+
+def _coerce(spec: Param, value):
+    """Value as given by rclpy -> typed Python value; raises ValueError."""
+    k = spec.kind
+    if value is None:
+        return list(spec.default) if isinstance(spec.default, (list, tuple)) else spec.default
+    if k == "bool":
+        if isinstance(value, bool):
+            return value
+    elif k == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif k == "double":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif k == "string":
+        if isinstance(value, str):
+            return value
+    elif k == "double_array":
+        if isinstance(value, (bytes, bytearray)) and len(value) == 0:
+            return []
+        if hasattr(value, "__len__") and not isinstance(value, str) and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            return [float(x) for x in value]
+    elif k == "string_array":
+        if isinstance(value, (bytes, bytearray)) and len(value) == 0:
+            return []
+        if hasattr(value, "__len__") and not isinstance(value, str) and all(
+                isinstance(x, str) for x in value):
+            return list(value)
+    raise ValueError("parameter '%s' must be %s, got %r" % (spec.name, k, value))
+
+
+def _validate(spec: Param, value):
+    value = _coerce(spec, value)
+    if spec.kind in ("double", "double_array"):
+        vals = value if isinstance(value, list) else [value]
+        if not all(math.isfinite(x) for x in vals):
+            raise ValueError("parameter '%s' must be finite, got %r" % (spec.name, value))
+    if spec.check is not None:
+        reason = spec.check(value)
+        if reason:
+            raise ValueError("parameter '%s': %s" % (spec.name, reason))
+    return value
+
+
+def declare_parameters(node, specs: List[Param], on_change: Optional[Callable] = None):
+    """Declare ``specs`` on ``node`` and return a namespace of typed values.
+
+    Values set later (``ros2 param set``) are validated the same way; read-only ones are
+    refused by rclpy. After a successful change ``on_change(names)`` is called. Raises
+    ValueError at start-up for a value of the wrong type.
+    """
+    by_name = {s.name: s for s in specs}
+    values = SimpleNamespace()
+    for s in specs:
+        desc = ParameterDescriptor(description=s.description, read_only=s.read_only,
+                                   dynamic_typing=True)
+        default = None if isinstance(s.default, (list, tuple)) and not s.default else s.default
+        p = node.declare_parameter(s.name, default, desc)
+        setattr(values, s.name, _validate(s, p.value))
+
+    def on_set(params):
+        staged = {}
+        for p in params:
+            if p.name in by_name:
+                try:
+                    staged[p.name] = _validate(by_name[p.name], p.value)
+                except ValueError as e:
+                    return SetParametersResult(successful=False, reason=str(e))
+        for name, v in staged.items():
+            setattr(values, name, v)
+        if staged and on_change is not None:
+            on_change(sorted(staged))
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(on_set)
+    return values
+
+
+# -------------------------------------------------------------------------------------------
+# model
+
+
+def resolve_urdf_path(path: str) -> str:
+    """``path`` as given if it exists, else looked up in the package's ``urdf/`` folders."""
+    if os.path.isfile(path):
+        return path
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidates = [os.path.join(here, path), os.path.join(here, "urdf", path)]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        share = get_package_share_directory(PACKAGE)
+        candidates += [os.path.join(share, path), os.path.join(share, "urdf", path)]
+    except Exception:  # not installed in an ament prefix
+        pass
+    for c in candidates:
+        if os.path.isfile(c):
+            return c
+    raise FileNotFoundError("URDF file not found: %s" % path)
+
+
+def load_model(text_or_path: str, is_path: bool):
+    """ldr.load_urdf with every failure turned into ValueError (message = reason)."""
+    import lie_dynamics_ros as ldr
+    try:
+        if is_path:
+            return ldr.load_urdf(resolve_urdf_path(text_or_path))
+        if not text_or_path.lstrip().startswith("<"):
+            raise ValueError("robot_description is not XML")
+        return ldr.load_urdf(text_or_path)
+    except ValueError:
+        raise
+    except Exception as e:  # URDFError is a ValueError; OSError, parser errors, ...
+        raise ValueError("%s: %s" % (type(e).__name__, e)) from e
+
+
+def transient_local_qos() -> QoSProfile:
+    """The QoS robot_state_publisher uses for ``robot_description``."""
+    return QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class ModelSource:
+    """Finds the robot model for ``node`` and hands it to ``on_model(model, origin)``.
+
+    ``on_model`` may return a reason string to refuse a model the node cannot use (e.g. a
+    joint the configuration names is missing); a refused model is treated like a bad URDF.
+    ``origin`` is "parameter robot_description", "urdf_path <path>" or "topic <name>".
+    """
+
+    def __init__(self, node, on_model: Callable[[Any, str], Optional[str]],
+                 topic: str = "robot_description"):
+        self.node = node
+        self.on_model = on_model
+        self.topic = topic
+        self.origin: Optional[str] = None
+        self.rejected = 0      # malformed or refused descriptions so far
+        self._sub = None
+        self.params = declare_parameters(node, [
+            Param("robot_description", "", "string",
+                  "URDF XML of the robot. Takes precedence over urdf_path and the topic."),
+            Param("urdf_path", "", "string",
+                  "URDF file, used when robot_description is empty. Absolute, relative to "
+                  "the working directory, or a file name in the package's urdf/ folder."),
+        ])
+        node.add_on_set_parameters_callback(self._on_set)
+        self._start()
+
+    @property
+    def has_model(self) -> bool:
+        return self.origin is not None
+
+    def _start(self):
+        if self.params.robot_description and self._try(
+                self.params.robot_description, False, "parameter robot_description"):
+            return
+        if self.params.urdf_path and self._try(
+                self.params.urdf_path, True, "urdf_path %s" % self.params.urdf_path):
+            return
+        self._subscribe()
+
+    def _subscribe(self):
+        from std_msgs.msg import String
+        if self._sub is None:
+            self._sub = self.node.create_subscription(
+                String, self.topic, self._on_topic, transient_local_qos())
+            self.node.get_logger().info(
+                "waiting for the robot model on topic '%s'" % self._sub.topic_name)
+
+    def _try(self, text, is_path, origin, log=True) -> bool:
+        """Load and hand over; returns True on success. Failures are logged, never raised."""
+        reason = self._load(text, is_path, origin)
+        if reason is None:
+            return True
+        if log:
+            self.node.get_logger().error("ignoring robot model from %s: %s" % (origin, reason))
+        return False
+
+    def _load(self, text, is_path, origin) -> Optional[str]:
+        try:
+            model = load_model(text, is_path)
+            reason = self.on_model(model, origin)
+        except Exception as e:  # never let a bad description kill the node
+            reason = "%s: %s" % (type(e).__name__, e)
+        if reason is not None:
+            self.rejected += 1
+            return reason
+        self.origin = origin
+        self.node.get_logger().info("robot model loaded from %s" % origin)
+        return None
+
+    def _on_topic(self, msg):
+        if self.origin is not None and not self.origin.startswith("topic"):
+            return  # a parameter wins over the topic
+        self._try(msg.data, False, "topic %s" % self._sub.topic_name)
+
+    def _on_set(self, params):
+        for p in params:
+            if p.name not in ("robot_description", "urdf_path") or not p.value:
+                continue
+            if not isinstance(p.value, str):
+                return SetParametersResult(successful=False, reason="%s must be a string"
+                                           % p.name)
+            is_path = p.name == "urdf_path"
+            origin = "urdf_path %s" % p.value if is_path else "parameter robot_description"
+            reason = self._load(p.value, is_path, origin)
+            if reason is not None:
+                self.node.get_logger().error("refusing new %s: %s" % (p.name, reason))
+                return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
