@@ -63,6 +63,10 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
     mask = np.asarray(prescribed)
     if mask.shape != (model.nv,) or mask.dtype != bool:
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
+    for name, vi, nv in zip(model.joint_names, model.joint_v_index, model.joint_nv):
+        m = mask[vi:vi + nv]
+        if m.any() != m.all():
+            raise InputError(f"joint {name!r}: prescribe all of its {nv} DOFs or none")
     if model.has_mimic:
         return _hybrid_through_M(model, q, v, a, tau, mask, f_ext)
     return _hybrid(model, q, v, a, tau, mask, f_ext)
@@ -74,10 +78,7 @@ def _hybrid(model, q, v, a, tau, mask, f_ext):
     presc = np.zeros(model.njoints + 1, dtype=np.bool_)
     if mask is not None:
         for j in model._kjoints:
-            m = mask[j.v_index:j.v_index + j.nv]
-            if m.any() != m.all():
-                raise InputError(f"joint {j.name!r}: prescribe all of its {j.nv} DOFs or none")
-            presc[j.row] = m[0]
+            presc[j.row] = mask[j.v_index]
         a = np.where(mask, a, 0.0)
         tau = np.where(mask, 0.0, tau)
     kin = prepare(model, q, v)

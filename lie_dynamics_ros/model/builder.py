@@ -4,6 +4,7 @@ Fixed joints are merged: a link rigidly attached to a moving body adds its inert
 (Kim eq. 21) and stays reachable as a frame. Mimic joints become kernel joints that read their
 master's coordinate.
 """
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +40,7 @@ class ModelBuilder:
     >>> model = b.build()
     """
     name: str = "robot"
+    strict_inertia: bool = True     # False: a negative principal moment only warns
     links: dict = field(default_factory=dict)
     joints: list = field(default_factory=list)
 
@@ -52,7 +54,7 @@ class ModelBuilder:
         Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
         com = np.asarray(com, dtype=float)
         R = np.eye(3) if com_rotation is None else np.asarray(com_rotation, dtype=float)
-        _check_inertia(name, mass, com, Ic, R)
+        _check_inertia(name, mass, com, Ic, R, self.strict_inertia)
         self.links[name] = se3.spatial_inertia(mass, com, Ic, R)
 
     def add_joint(self, name, joint, parent, child, origin=None, mimic=None, lower=-np.inf,
@@ -96,6 +98,14 @@ class ModelBuilder:
             else:
                 children[j.parent].append(j)
         roots = [ln for ln in self.links if ln not in by_child or by_child[ln].parent is None]
+        if not roots:                           # every link has a parent: follow them to a loop
+            ln, path = next(iter(self.links)), []
+            while ln not in path:
+                path.append(ln)
+                ln = by_child[ln].parent
+            loop = path[path.index(ln):]
+            raise URDFError(f"the joints form a cycle through links {loop} (joint "
+                            f"{by_child[ln].name!r}); a URDF must be a tree", by_child[ln].name)
         if len(roots) != 1:
             raise URDFError(f"robot {self.name!r} must have exactly one root link, found "
                             f"{sorted(roots)}", sorted(roots)[0] if roots else None)
@@ -115,7 +125,7 @@ class ModelBuilder:
         return _assemble(self, root, order, by_child)
 
 
-def _check_inertia(name, mass, com, Ic, R):
+def _check_inertia(name, mass, com, Ic, R, strict):
     if not np.isfinite(mass) or mass < 0:
         raise URDFError(f"link {name!r}: mass must be finite and >= 0, got {mass}", name)
     if com.shape != (3,) or not np.all(np.isfinite(com)):
@@ -125,11 +135,12 @@ def _check_inertia(name, mass, com, Ic, R):
     ev = np.linalg.eigvalsh(Ic)
     tol = 1e-9 * max(1.0, abs(ev).max())
     if ev[0] < -tol:
-        raise URDFError(f"link {name!r}: inertia is not positive semi-definite "
-                        f"(eigenvalues {ev})", name)
-    if ev[0] + ev[1] < ev[2] - 1e-6 * max(1e-12, ev[2]) - tol:
-        # physically impossible, yet found in published URDFs: warn, do not refuse
-        import warnings
+        msg = f"link {name!r}: inertia is not positive semi-definite (eigenvalues {ev})"
+        if strict:
+            raise URDFError(msg + "; load_urdf(..., inertia_check='warn') accepts it", name)
+        warnings.warn(msg, stacklevel=4)
+    elif ev[0] + ev[1] < ev[2] - 1e-6 * max(1e-12, ev[2]) - tol:
+        # physically impossible, yet common in published URDFs: warn, do not refuse
         warnings.warn(f"link {name!r}: principal moments {ev} violate the triangle inequality",
                       stacklevel=4)
     if R.shape != (3, 3):

@@ -62,6 +62,8 @@ def _sanitize(text):
         raise URDFError(f"not valid XML: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"the root element is <{root.tag}>, not <robot>")
+    if root.get("name") is None:          # urdf_parser_py requires it, urdfdom does not
+        root.set("name", "robot")
     for child in list(root):
         if child.tag not in _KEEP_IN_ROBOT:
             root.remove(child)
@@ -73,12 +75,18 @@ def _sanitize(text):
     return root, ET.tostring(root, encoding="unicode")
 
 
-def load_urdf(source, floating_base=False):
+def load_urdf(source, floating_base=False, inertia_check="error"):
     """Build a Model from a URDF file path or XML string.
 
     ``floating_base=True`` attaches the root link to the world with a free SE(3) joint named
     ``root_joint``; otherwise the root link is fixed to the world.
+
+    ``inertia_check``: an inertia tensor with a negative principal moment is a URDFError by
+    default; ``"warn"`` loads it with a warning (some published URDFs have such links).
+    Principal moments that violate the triangle inequality always only warn.
     """
+    if inertia_check not in ("error", "warn"):
+        raise ValueError("inertia_check must be 'error' or 'warn'")
     from urdf_parser_py import urdf as U
     from urdf_parser_py.xml_reflection import core
 
@@ -98,7 +106,7 @@ def load_urdf(source, floating_base=False):
         raise URDFError(f"malformed URDF: {type(e).__name__}: {e}") from None
     finally:
         core.on_error = old
-    return _build(robot, floating_base)
+    return _build(robot, floating_base, inertia_check == "error")
 
 
 def _element_in(msg):
@@ -107,8 +115,8 @@ def _element_in(msg):
     return m.group(1) if m else None
 
 
-def _build(robot, floating_base):
-    b = ModelBuilder(robot.name or "robot")
+def _build(robot, floating_base, strict):
+    b = ModelBuilder(robot.name or "robot", strict_inertia=strict)
     for link in robot.links:
         name = link.name
         if name is None:

@@ -1,0 +1,703 @@
+"""Lie groups, and homogeneous spaces with a Lie group action, for the Lie group integrators.
+
+The framework of Celledoni et al. (2021, digest §4.1): a manifold M with a transitive action
+psi: G x M -> M, and a map f: M -> g with  y' = psi_*(f(y))|_y,  i.e. "y' = f(y) . y".
+The integrators only need, from a space,
+
+* ``exp_act(xi, y)``      = psi(exp(xi), y)
+* ``dexp_inv(u, v, order)`` = dexp_u^{-1} v  (right-trivialised, digest §0; ``order=None``
+  exact, ``order=k`` the Bernoulli series truncated after ad_u^k, coefficients 1, -1/2, 1/12, 0,
+  -1/720, ...)
+* ``bracket(u, v)``       = [u, v]      (for the Casas–Owren RKMK4 and truncated series)
+* ``dist(y1, y2)``        a metric on M (error estimates of the commutator-free pairs, P18)
+
+States are flat float arrays and Lie algebra elements are flat vectors, so that direct
+products are concatenations.  Angular parts come first in se(3): xi = (w, v) (digest §0).
+
+Groups (``LieGroup``): ``Rn``, ``SO3``, ``SE3``, ``ProductGroup``.  They also provide what the
+symplectic T*G integrator needs: ``mul``, ``inv``, ``Ad`` (matrix), ``dexp`` (matrix) and the
+duals ``Ad_star(g) = Ad_g^T`` and ``dexp_star(u) = dexp_u^T``.
+
+Spaces (``HomogeneousSpace``):
+
+=====================  ===================  ========================================================
+space                  group (algebra dim)  action / state
+=====================  ===================  ========================================================
+``VectorSpace(n)``     (R^n, +)  (n)        y + a
+``GroupSpace(G)``      G acting on itself   left multiplication g . y, state = flattened element
+``SO3Space()``         SO(3) (3)            R -> B R, state = R.ravel() (9)
+``SE3Space()``         SE(3) (6)            T -> B T, state = T.ravel() (16)
+``S2Space()``          SO(3) (3)            q -> A q, state q (3)
+``TS2Space(count)``    SE(3)^count (6 each) (q, w) -> (A q, A w + a x A q): the SE(3) adjoint
+                                            action restricted to TS^2 (digest §4.8)
+``CoadjointSO3()``     SO(3) (3)            mu -> A mu on so(3)* (Lie–Poisson, digest P11)
+``ProductSpace(...)``  direct product       componentwise
+=====================  ===================  ========================================================
+"""
+import numpy as np
+
+from ..lie import se3, so3
+
+__all__ = [
+    "LieGroup", "Rn", "SO3", "SE3", "ProductGroup",
+    "HomogeneousSpace", "VectorSpace", "GroupSpace", "SO3Space", "SE3Space", "S2Space",
+    "TS2Space", "CoadjointSO3", "ProductSpace", "BERNOULLI_COEFFS", "dexp_inv_series",
+]
+
+#: B_k / k!  (B_1 = -1/2) for k = 0..10: the coefficients of dexp^-1 = sum B_k/k! ad^k (eq. 8)
+BERNOULLI_COEFFS = np.array([1.0, -0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0,
+                             -1.0 / 1209600.0, 0.0, 1.0 / 47900160.0])
+
+
+def dexp_inv_series(bracket, u, v, order):
+    """sum_{k<=order} B_k/k! ad_u^k v using only the bracket (any Lie algebra)."""
+    order = int(order)
+    if order < 0 or order >= len(BERNOULLI_COEFFS):
+        raise ValueError(f"dexp_inv order must be in [0, {len(BERNOULLI_COEFFS) - 1}]")
+    out = np.array(v, dtype=float, copy=True)
+    w = out
+    for k in range(1, order + 1):
+        w = bracket(u, w)
+        c = BERNOULLI_COEFFS[k]
+        if c != 0.0:
+            out = out + c * w
+    return out
+
+
+def _hat(w):
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+# ============================================================================= groups
+class LieGroup:
+    """A matrix Lie group with algebra R^dim.  Subclasses implement the abstract methods."""
+    dim = 0
+
+    def identity(self):
+        raise NotImplementedError
+
+    def exp(self, xi):
+        raise NotImplementedError
+
+    def log(self, g):
+        raise NotImplementedError
+
+    def mul(self, g, h):
+        raise NotImplementedError
+
+    def inv(self, g):
+        raise NotImplementedError
+
+    def Ad(self, g):
+        """Matrix of Ad_g on the algebra."""
+        raise NotImplementedError
+
+    def ad(self, xi):
+        """Matrix of ad_xi (ad_xi y = [xi, y])."""
+        raise NotImplementedError
+
+    def bracket(self, u, v):
+        return self.ad(u) @ v
+
+    def dexp(self, u):
+        """Matrix of the right-trivialised dexp_u (d/dt exp(u) = dexp_u(u') exp(u))."""
+        raise NotImplementedError
+
+    def dexp_inv(self, u, order=None):
+        """Matrix of dexp_u^-1 (exact for order=None, else the truncated Bernoulli series)."""
+        raise NotImplementedError
+
+    def Ad_star(self, g):
+        """Ad*_g := (Ad_g)^T acting on the dual g* (paper eq. 10, pairing = dot product)."""
+        return self.Ad(g).T
+
+    def ad_star(self, xi):
+        return self.ad(xi).T
+
+    def dexp_star(self, u):
+        """dexp*_u := (dexp_u)^T, the dual of dexp (digest §4.5, P17)."""
+        return self.dexp(u).T
+
+    def flatten(self, g):
+        return np.asarray(g, dtype=float).ravel()
+
+    def unflatten(self, y):
+        raise NotImplementedError
+
+    @property
+    def size(self):
+        return self.flatten(self.identity()).size
+
+
+class Rn(LieGroup):
+    """The additive group R^n (abelian: ad = 0, dexp = identity)."""
+
+    def __init__(self, n):
+        self.dim = int(n)
+
+    def identity(self):
+        return np.zeros(self.dim)
+
+    def exp(self, xi):
+        return np.array(xi, dtype=float)
+
+    def log(self, g):
+        return np.array(g, dtype=float)
+
+    def mul(self, g, h):
+        return g + h
+
+    def inv(self, g):
+        return -g
+
+    def Ad(self, g):
+        return np.eye(self.dim)
+
+    def ad(self, xi):
+        return np.zeros((self.dim, self.dim))
+
+    def bracket(self, u, v):
+        return np.zeros(self.dim)
+
+    def dexp(self, u):
+        return np.eye(self.dim)
+
+    def dexp_inv(self, u, order=None):
+        return np.eye(self.dim)
+
+    def unflatten(self, y):
+        return np.asarray(y, dtype=float)
+
+    def __repr__(self):
+        return f"Rn({self.dim})"
+
+
+class SO3(LieGroup):
+    """SO(3) as 3x3 matrices, algebra R^3 via hat (lie.so3)."""
+    dim = 3
+
+    def identity(self):
+        return np.eye(3)
+
+    def exp(self, xi):
+        return so3.exp(xi)
+
+    def log(self, g):
+        return so3.log(g)
+
+    def mul(self, g, h):
+        return g @ h
+
+    def inv(self, g):
+        return g.T
+
+    def Ad(self, g):
+        return np.asarray(g, dtype=float)
+
+    def ad(self, xi):
+        return _hat(xi)
+
+    def bracket(self, u, v):
+        return np.cross(u, v)
+
+    def dexp(self, u):
+        return so3.dexp(u)
+
+    def dexp_inv(self, u, order=None):
+        return so3.dexp_inv(u, order)
+
+    def unflatten(self, y):
+        return np.asarray(y, dtype=float).reshape(3, 3)
+
+    def __repr__(self):
+        return "SO3()"
+
+
+class SE3(LieGroup):
+    """SE(3) as 4x4 matrices, algebra R^6 = (w, v) angular first (lie.se3)."""
+    dim = 6
+
+    def identity(self):
+        return np.eye(4)
+
+    def exp(self, xi):
+        return se3.exp(xi)
+
+    def log(self, g):
+        return se3.log(g)
+
+    def mul(self, g, h):
+        return g @ h
+
+    def inv(self, g):
+        return se3.inv(g)
+
+    def Ad(self, g):
+        return se3.Ad(g)
+
+    def ad(self, xi):
+        return se3.ad(xi)
+
+    def bracket(self, u, v):
+        return np.concatenate([np.cross(u[:3], v[:3]),
+                               np.cross(u[:3], v[3:]) - np.cross(v[:3], u[3:])])
+
+    def dexp(self, u):
+        return se3.dexp(u)
+
+    def dexp_inv(self, u, order=None):
+        return se3.dexp_inv(u, order)
+
+    def unflatten(self, y):
+        return np.asarray(y, dtype=float).reshape(4, 4)
+
+    def __repr__(self):
+        return "SE3()"
+
+
+def _block_diag(mats):
+    n = sum(m.shape[0] for m in mats)
+    out = np.zeros((n, n))
+    i = 0
+    for m in mats:
+        k = m.shape[0]
+        out[i:i + k, i:i + k] = m
+        i += k
+    return out
+
+
+class ProductGroup(LieGroup):
+    """Direct product G1 x ... x Gk; elements are tuples, algebra elements concatenations."""
+
+    def __init__(self, *groups):
+        if len(groups) == 1 and isinstance(groups[0], (list, tuple)):
+            groups = tuple(groups[0])
+        self.groups = tuple(groups)
+        self.offsets = np.cumsum([0] + [G.dim for G in self.groups])
+        self.dim = int(self.offsets[-1])
+        sizes = [G.size for G in self.groups]
+        self._soff = np.cumsum([0] + sizes)
+
+    def _split(self, xi):
+        o = self.offsets
+        return [xi[o[i]:o[i + 1]] for i in range(len(self.groups))]
+
+    def identity(self):
+        return tuple(G.identity() for G in self.groups)
+
+    def exp(self, xi):
+        return tuple(G.exp(x) for G, x in zip(self.groups, self._split(xi)))
+
+    def log(self, g):
+        return np.concatenate([G.log(x) for G, x in zip(self.groups, g)])
+
+    def mul(self, g, h):
+        return tuple(G.mul(a, b) for G, a, b in zip(self.groups, g, h))
+
+    def inv(self, g):
+        return tuple(G.inv(a) for G, a in zip(self.groups, g))
+
+    def Ad(self, g):
+        return _block_diag([G.Ad(a) for G, a in zip(self.groups, g)])
+
+    def ad(self, xi):
+        return _block_diag([G.ad(x) for G, x in zip(self.groups, self._split(xi))])
+
+    def bracket(self, u, v):
+        return np.concatenate([G.bracket(a, b) for G, a, b in
+                               zip(self.groups, self._split(u), self._split(v))])
+
+    def dexp(self, u):
+        return _block_diag([G.dexp(x) for G, x in zip(self.groups, self._split(u))])
+
+    def dexp_inv(self, u, order=None):
+        return _block_diag([G.dexp_inv(x, order) for G, x in zip(self.groups, self._split(u))])
+
+    def flatten(self, g):
+        return np.concatenate([G.flatten(a) for G, a in zip(self.groups, g)])
+
+    def unflatten(self, y):
+        s = self._soff
+        return tuple(G.unflatten(y[s[i]:s[i + 1]]) for i, G in enumerate(self.groups))
+
+    def __repr__(self):
+        return "ProductGroup(" + ", ".join(map(repr, self.groups)) + ")"
+
+
+# ============================================================================= spaces
+class HomogeneousSpace:
+    """A manifold with a (left) Lie group action, states as flat arrays of length ``size``.
+
+    Subclasses set ``dim`` (algebra dimension), ``size`` and implement ``exp_act``,
+    ``generator``; the default ``dexp_inv`` uses ``dexp_inv_exact`` (exact) or the bracket
+    series (truncated).
+    """
+    dim = 0
+    size = 0
+
+    def exp_act(self, xi, y):
+        """psi(exp(xi), y)."""
+        raise NotImplementedError
+
+    def generator(self, xi, y):
+        """psi_*(xi)|_y = d/dt psi(exp(t xi), y) at t = 0 (the vector field in the embedding)."""
+        raise NotImplementedError
+
+    def bracket(self, u, v):
+        raise NotImplementedError
+
+    def dexp_inv_exact(self, u, v):
+        raise NotImplementedError
+
+    def dexp_inv(self, u, v, order=None):
+        """dexp_u^{-1} v; order=None exact, int k: series truncated after ad_u^k."""
+        if order is None:
+            return self.dexp_inv_exact(u, v)
+        return dexp_inv_series(self.bracket, u, v, order)
+
+    def dist(self, y1, y2):
+        """A metric on the manifold (default: Euclidean distance in the embedding)."""
+        return float(np.linalg.norm(np.asarray(y1) - np.asarray(y2)))
+
+    def scale(self, y):
+        """Per-algebra-component magnitudes for relative tolerances (default: ones)."""
+        return np.ones(self.dim)
+
+    def project(self, y):
+        """Nearest point on the manifold (used only by classical comparison methods)."""
+        return np.asarray(y, dtype=float)
+
+
+class VectorSpace(HomogeneousSpace):
+    """R^n acting on itself by translation: exp_act(a, y) = y + a (classical RK is recovered)."""
+
+    def __init__(self, n):
+        self.dim = self.size = int(n)
+
+    def exp_act(self, xi, y):
+        return y + xi
+
+    def generator(self, xi, y):
+        return np.array(xi, dtype=float)
+
+    def bracket(self, u, v):
+        return np.zeros(self.dim)
+
+    def dexp_inv(self, u, v, order=None):
+        return np.array(v, dtype=float)
+
+    def dexp_inv_exact(self, u, v):
+        return np.array(v, dtype=float)
+
+    def scale(self, y):
+        return np.abs(y)
+
+    def __repr__(self):
+        return f"VectorSpace({self.dim})"
+
+
+class GroupSpace(HomogeneousSpace):
+    """A Lie group acting on itself by left multiplication: y' = f(y) y (f = spatial velocity)."""
+
+    def __init__(self, group):
+        self.group = group
+        self.dim = group.dim
+        self.size = group.size
+
+    def exp_act(self, xi, y):
+        G = self.group
+        return G.flatten(G.mul(G.exp(xi), G.unflatten(y)))
+
+    def generator(self, xi, y):
+        if isinstance(self.group, Rn):
+            return np.array(xi, dtype=float)
+        return (self._lie_mat(xi) @ self.group.unflatten(y)).ravel()
+
+    def _lie_mat(self, xi):
+        if isinstance(self.group, SO3):
+            return _hat(xi)
+        if isinstance(self.group, SE3):
+            return se3.hat(xi)
+        raise NotImplementedError
+
+    def bracket(self, u, v):
+        return self.group.bracket(u, v)
+
+    def dexp_inv_exact(self, u, v):
+        return self.group.dexp_inv(u) @ v
+
+    def dist(self, y1, y2):
+        """Geodesic-type distance |log(y1^-1 y2)| (digest P18)."""
+        G = self.group
+        return float(np.linalg.norm(G.log(G.mul(G.inv(G.unflatten(y1)), G.unflatten(y2)))))
+
+    def __repr__(self):
+        return f"GroupSpace({self.group!r})"
+
+
+class SO3Space(GroupSpace):
+    """SO(3) acting on itself; state R.ravel() (9 numbers)."""
+
+    def __init__(self):
+        super().__init__(SO3())
+
+    def generator(self, xi, y):
+        return (_hat(xi) @ y.reshape(3, 3)).ravel()
+
+    def exp_act(self, xi, y):
+        return (so3.exp(xi) @ y.reshape(3, 3)).ravel()
+
+    def project(self, y):
+        U, _, Vt = np.linalg.svd(np.asarray(y).reshape(3, 3))
+        R = U @ Vt
+        if np.linalg.det(R) < 0:
+            R = U @ np.diag([1, 1, -1]) @ Vt
+        return R.ravel()
+
+
+class SE3Space(GroupSpace):
+    """SE(3) acting on itself; state T.ravel() (16 numbers)."""
+
+    def __init__(self):
+        super().__init__(SE3())
+
+    def generator(self, xi, y):
+        return (se3.hat(xi) @ y.reshape(4, 4)).ravel()
+
+    def exp_act(self, xi, y):
+        return (se3.exp(xi) @ y.reshape(4, 4)).ravel()
+
+
+class S2Space(HomogeneousSpace):
+    """The sphere S^2 under SO(3): exp_act(u, q) = exp(u) q; f(q) = q x q' gives q' = f x q."""
+    dim, size = 3, 3
+
+    def exp_act(self, xi, y):
+        return so3.exp(xi) @ y
+
+    def generator(self, xi, y):
+        return np.cross(xi, y)
+
+    def bracket(self, u, v):
+        return np.cross(u, v)
+
+    def dexp_inv_exact(self, u, v):
+        return so3.dexp_inv(u) @ v
+
+    def dist(self, y1, y2):
+        """Great-circle distance."""
+        return float(np.arctan2(np.linalg.norm(np.cross(y1, y2)), np.dot(y1, y2)))
+
+    def project(self, y):
+        return y / np.linalg.norm(y)
+
+
+class CoadjointSO3(HomogeneousSpace):
+    """so(3)* under SO(3) by g . mu = g mu (coadjoint orbits = spheres |mu| = const).
+
+    The generator is xi x mu.  For a left-invariant Hamiltonian the Lie–Poisson equation reads
+    mu' = mu x dH/dmu (digest P11), so use f(mu) = -dH/dmu.
+    """
+    dim, size = 3, 3
+
+    def exp_act(self, xi, y):
+        return so3.exp(xi) @ y
+
+    def generator(self, xi, y):
+        return np.cross(xi, y)
+
+    def bracket(self, u, v):
+        return np.cross(u, v)
+
+    def dexp_inv_exact(self, u, v):
+        return so3.dexp_inv(u) @ v
+
+
+class TS2Space(HomogeneousSpace):
+    """(TS^2)^count under SE(3)^count with the adjoint action (Celledoni §5.1, digest §4.8).
+
+    State per copy: (q, w) with |q| = 1, q.w = 0 (6 numbers); algebra per copy: (u, v) in se(3)
+    (angular first).  psi((A, a), (q, w)) = (A q, A w + a x A q) with (A, a) = exp(u, v) the full
+    SE(3) exponential (a = J_l(u) v, digest P15); generator (u x q, u x w + v x q).
+    For the N-fold pendulum f = (w_i, q_i x h_i)_i gives q_i' = w_i x q_i, w_i' = h_i.
+    """
+
+    def __init__(self, count=1):
+        self.count = int(count)
+        self.dim = self.size = 6 * self.count
+
+    def exp_act(self, xi, y):
+        X = np.asarray(xi, dtype=float).reshape(-1, 6)
+        Y = np.asarray(y, dtype=float).reshape(-1, 6)
+        A, a = _batch_se3_exp(X)
+        q = np.einsum("nij,nj->ni", A, Y[:, :3])
+        w = np.einsum("nij,nj->ni", A, Y[:, 3:]) + np.cross(a, q)
+        return np.concatenate([q, w], axis=1).ravel()
+
+    def generator(self, xi, y):
+        X = np.asarray(xi, dtype=float).reshape(-1, 6)
+        Y = np.asarray(y, dtype=float).reshape(-1, 6)
+        dq = np.cross(X[:, :3], Y[:, :3])
+        dw = np.cross(X[:, :3], Y[:, 3:]) + np.cross(X[:, 3:], Y[:, :3])
+        return np.concatenate([dq, dw], axis=1).ravel()
+
+    def bracket(self, u, v):
+        U, V = np.asarray(u).reshape(-1, 6), np.asarray(v).reshape(-1, 6)
+        w = np.cross(U[:, :3], V[:, :3])
+        t = np.cross(U[:, :3], V[:, 3:]) - np.cross(V[:, :3], U[:, 3:])
+        return np.concatenate([w, t], axis=1).ravel()
+
+    def dexp_inv_exact(self, u, v):
+        return _batch_se3_dexp_inv(np.asarray(u, dtype=float).reshape(-1, 6),
+                                   np.asarray(v, dtype=float).reshape(-1, 6)).ravel()
+
+    def project(self, y):
+        Y = np.array(y, dtype=float).reshape(-1, 6)
+        q = Y[:, :3] / np.linalg.norm(Y[:, :3], axis=1, keepdims=True)
+        w = Y[:, 3:] - np.sum(Y[:, 3:] * q, axis=1, keepdims=True) * q
+        return np.concatenate([q, w], axis=1).ravel()
+
+    def __repr__(self):
+        return f"TS2Space({self.count})"
+
+
+# ----------------------------------------------------------------------------- batched se(3)
+# Vectorised over many copies (the N-fold pendulum has N of them).  They evaluate exactly the
+# formulas of lie.so3 / lie.se3 (Rodrigues, J_l, and the closed form of digest §4.3); the test
+# suite checks them against lie.se3.exp / lie.se3.dexp_inv copy by copy.
+_SMALL = 0.5
+
+
+def _series_even(coeffs, x):
+    return np.polyval(np.asarray(coeffs[::-1]), x)
+
+
+_C_S1 = [1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800, 1 / 6227020800,
+         -1 / 1307674368000]
+_C_G1 = [1 / 2, -1 / 24, 1 / 720, -1 / 40320, 1 / 3628800, -1 / 479001600, 1 / 87178291200,
+         -1 / 20922789888000]
+_C_G2 = [1 / 6, -1 / 120, 1 / 5040, -1 / 362880, 1 / 39916800, -1 / 6227020800,
+         1 / 1307674368000, -1 / 355687428096000]
+
+
+def _batch_exp_coeffs(t):
+    """sin t/t, (1-cos t)/t^2, (t - sin t)/t^3 elementwise (series below 0.5)."""
+    small = t < _SMALL
+    tt = np.where(small, 1.0, t)
+    s, c = np.sin(tt), np.cos(tt)
+    A = np.where(small, _series_even(_C_S1, t * t), s / tt)
+    B = np.where(small, _series_even(_C_G1, t * t), 2.0 * np.sin(0.5 * tt) ** 2 / (tt * tt))
+    C = np.where(small, _series_even(_C_G2, t * t), (tt - s) / tt ** 3)
+    return A, B, C
+
+
+def _batch_hat(w):
+    n = w.shape[0]
+    W = np.zeros((n, 3, 3))
+    W[:, 0, 1], W[:, 0, 2] = -w[:, 2], w[:, 1]
+    W[:, 1, 0], W[:, 1, 2] = w[:, 2], -w[:, 0]
+    W[:, 2, 0], W[:, 2, 1] = -w[:, 1], w[:, 0]
+    return W
+
+
+def _batch_se3_exp(X):
+    """(A (n,3,3), a (n,3)) = exp of the twists X (n, 6) = (w, v)."""
+    w, v = X[:, :3], X[:, 3:]
+    t = np.linalg.norm(w, axis=1)
+    A_, B_, C_ = _batch_exp_coeffs(t)
+    W = _batch_hat(w)
+    W2 = W @ W
+    eye = np.eye(3)
+    R = eye + A_[:, None, None] * W + B_[:, None, None] * W2
+    J = eye + B_[:, None, None] * W + C_[:, None, None] * W2
+    return R, np.einsum("nij,nj->ni", J, v)
+
+
+# (1 - (t/2) cot(t/2)) / t^2 = sum_{n>=1} (-1)^(n+1) B_2n / (2n)! t^(2n-2): 1/12, 1/720, 1/30240...
+_C_D2 = [1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160, 691 / 1307674368000,
+         1 / 74724249600, 3617 / 10670622842880000]
+
+
+def _batch_inv_coeffs(t):
+    """g2 = (1 - (t/2)cot(t/2))/t^2 and g2'(t)/t elementwise (series below 0.5)."""
+    small = t < _SMALL
+    tt = np.where(small, 1.0, t)
+    h = 0.5 * tt
+    cot, s = np.cos(h) / np.sin(h), np.sin(h)
+    g2 = np.where(small, _series_even(_C_D2, t * t), (1.0 - h * cot) / (tt * tt))
+    dC = [2 * k * _C_D2[k] for k in range(1, len(_C_D2))]
+    g2t = np.where(small, _series_even(dC, t * t),
+                   (-2.0 / tt ** 3 + cot / (2.0 * tt * tt) + 1.0 / (4.0 * tt * s * s)) / tt)
+    return g2, g2t
+
+
+def _batch_se3_dexp_inv(U, V):
+    """dexp_U^{-1} V for n twists at once (digest §4.3: g1 = -1/2, g1~ = 0)."""
+    A, a = U[:, :3], U[:, 3:]
+    B, b = V[:, :3], V[:, 3:]
+    g2, g2t = _batch_inv_coeffs(np.linalg.norm(A, axis=1))
+    g2, g2t = g2[:, None], g2t[:, None]
+    rho = np.sum(A * a, axis=1)[:, None]
+    AxB = np.cross(A, B)
+    AAxB = np.cross(A, AxB)
+    C = B - 0.5 * AxB + g2 * AAxB
+    c = (b - 0.5 * (np.cross(a, B) + np.cross(A, b)) + rho * g2t * AAxB
+         + g2 * (np.cross(a, AxB) + np.cross(A, np.cross(a, B)) + np.cross(A, np.cross(A, b))))
+    return np.concatenate([C, c], axis=1)
+
+
+class ProductSpace(HomogeneousSpace):
+    """Direct product of homogeneous spaces, acting componentwise (digest §4.8, §4.9)."""
+
+    def __init__(self, *spaces):
+        if len(spaces) == 1 and isinstance(spaces[0], (list, tuple)):
+            spaces = tuple(spaces[0])
+        self.spaces = tuple(spaces)
+        self.aoff = np.cumsum([0] + [s.dim for s in self.spaces])
+        self.soff = np.cumsum([0] + [s.size for s in self.spaces])
+        self.dim, self.size = int(self.aoff[-1]), int(self.soff[-1])
+
+    def _a(self, x, i):
+        return x[self.aoff[i]:self.aoff[i + 1]]
+
+    def _s(self, y, i):
+        return y[self.soff[i]:self.soff[i + 1]]
+
+    def component(self, y, i):
+        """The i-th factor's part of the state y."""
+        return self._s(y, i)
+
+    def algebra_component(self, xi, i):
+        return self._a(xi, i)
+
+    def exp_act(self, xi, y):
+        return np.concatenate([s.exp_act(self._a(xi, i), self._s(y, i))
+                               for i, s in enumerate(self.spaces)])
+
+    def generator(self, xi, y):
+        return np.concatenate([s.generator(self._a(xi, i), self._s(y, i))
+                               for i, s in enumerate(self.spaces)])
+
+    def bracket(self, u, v):
+        return np.concatenate([s.bracket(self._a(u, i), self._a(v, i))
+                               for i, s in enumerate(self.spaces)])
+
+    def dexp_inv(self, u, v, order=None):
+        return np.concatenate([s.dexp_inv(self._a(u, i), self._a(v, i), order)
+                               for i, s in enumerate(self.spaces)])
+
+    def dexp_inv_exact(self, u, v):
+        return self.dexp_inv(u, v, None)
+
+    def dist(self, y1, y2):
+        return float(np.sqrt(sum(s.dist(self._s(y1, i), self._s(y2, i)) ** 2
+                                 for i, s in enumerate(self.spaces))))
+
+    def scale(self, y):
+        return np.concatenate([s.scale(self._s(y, i)) for i, s in enumerate(self.spaces)])
+
+    def project(self, y):
+        return np.concatenate([s.project(self._s(y, i)) for i, s in enumerate(self.spaces)])
+
+    def __repr__(self):
+        return "ProductSpace(" + ", ".join(map(repr, self.spaces)) + ")"

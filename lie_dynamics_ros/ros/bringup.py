@@ -1,0 +1,328 @@
+"""ldr_bringup: run the launch files' graphs in one process, without ros2 launch.
+
+launch and launch_ros are not on PyPI, so this command starts the same nodes, with the same
+node names and the same YAML files (``--params-file`` per node, exactly as launch_ros passes
+them), in one process with a single-threaded executor::
+
+    ldr_bringup sim_with_gravity_compensation --duration 5 --record run.mcap
+    ldr_bringup simulator --urdf double_pendulum.urdf --offline --duration 20
+    ldr_bringup inverse_dynamics --ros-args -r joint_states:=/arm/joint_states
+
+``GRAPHS`` mirrors ``launch/<graph>.launch.py`` (a test checks that they agree).
+
+Modes:
+
+- real time (default): the simulator steps on its timer at ``rate``; ``--duration`` stops
+  after that much simulated time (wall time for the inverse_dynamics graph).
+- ``--offline``: as fast as possible and deterministic. The simulator is stepped in lockstep:
+  after each published state the executor runs until the controller's ``joint_torques`` for
+  that state has arrived (matched by header stamp), then the next step is taken.
+
+``--record FILE.mcap`` writes the graph's topics to a rosbag2-compatible MCAP file
+(Foxglove, PlotJuggler, ``ros2 bag play``). A progress bar on stderr accompanies runs with a
+``--duration`` (on by default when stderr is a terminal, ``--progress`` forces it).
+"""
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Tuple
+
+PACKAGE = "lie_dynamics_ros"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One launch_ros Node of a launch file: executable, node name, YAML files under config/
+    (``{robot}`` = the URDF's stem) in the order they are passed."""
+    executable: str
+    name: str
+    params_files: Tuple[str, ...]
+
+
+SIMULATOR = NodeSpec("forward_dynamics_node", "forward_dynamics",
+                     ("simulator.yaml", "{robot}_initial_state.yaml"))
+INVERSE_DYNAMICS = NodeSpec("inverse_dynamics_node", "inverse_dynamics",
+                            ("inverse_dynamics.yaml",))
+
+#: graph name = launch file name without ``.launch.py``
+GRAPHS = {
+    "inverse_dynamics": (INVERSE_DYNAMICS,),
+    "simulator": (SIMULATOR,),
+    "sim_with_gravity_compensation": (SIMULATOR, INVERSE_DYNAMICS),
+}
+
+#: launch arguments' defaults, as in the launch files
+DEFAULT_URDF = "arm7.urdf"
+DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
+                        "sim_with_gravity_compensation": True}
+
+
+def package_root() -> str:
+    """Folder holding config/, urdf/ and launch/: the package share directory when installed
+    in an ament prefix (colcon, pip's data_files), else the source checkout."""
+    candidates = []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        candidates.append(get_package_share_directory(PACKAGE))
+    except Exception:
+        pass
+    candidates += [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   os.path.join(sys.prefix, "share", PACKAGE)]
+    for c in candidates:
+        if os.path.isdir(os.path.join(c, "config")):
+            return c
+    raise FileNotFoundError("cannot find the %s config/ folder (looked in %s)"
+                            % (PACKAGE, candidates))
+
+
+def config_file(name: str) -> str:
+    return os.path.join(package_root(), "config", name)
+
+
+def _resolve_urdf(path: str) -> str:
+    from lie_dynamics_ros.ros.model_source import resolve_urdf_path
+    return os.path.abspath(resolve_urdf_path(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# progress bar
+
+
+class Progress:
+    """A one-line progress bar on ``stream``, redrawn at most 10 times a second."""
+
+    def __init__(self, total_s: float, stream=sys.stderr, enabled=True, label="sim"):
+        self.total, self.stream, self.enabled, self.label = total_s, stream, enabled, label
+        self.t_wall0 = time.monotonic()
+        self._last = 0.0
+
+    def update(self, done_s: float, force=False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = min(1.0, max(0.0, done_s / self.total)) if self.total > 0 else 1.0
+        wall = now - self.t_wall0
+        speed = done_s / wall if wall > 0 else 0.0
+        eta = (self.total - done_s) / speed if speed > 0 else float("inf")
+        bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+        self.stream.write("\r%s [%s] %5.1f%%  %.2f/%.2f s  %.2fx real time  ETA %s " % (
+            self.label, bar, 100 * frac, done_s, self.total, speed,
+            "%.0f s" % eta if eta != float("inf") else "?"))
+        self.stream.flush()
+
+    def close(self, done_s: float):
+        if self.enabled:
+            self.update(done_s, force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="ldr_bringup", description="Run a lie_dynamics_ros launch graph in one process "
+        "(same nodes and YAML files as launch/<graph>.launch.py).")
+    p.add_argument("graph", nargs="?", default="sim_with_gravity_compensation",
+                   choices=sorted(GRAPHS), help="which launch file's graph to run")
+    p.add_argument("--urdf", default=DEFAULT_URDF,
+                   help="URDF file (path, or a file name in the package's urdf/ folder)")
+    p.add_argument("--initial-state", default=None,
+                   help="YAML with initial_positions/initial_velocities (default: "
+                   "config/<urdf stem>_initial_state.yaml when it exists)")
+    p.add_argument("--simulator-params", default=None,
+                   help="simulator YAML (default config/simulator.yaml)")
+    p.add_argument("--inverse-dynamics-params", default=None,
+                   help="inverse dynamics YAML (default config/inverse_dynamics.yaml)")
+    p.add_argument("--no-clock", action="store_true",
+                   help="the simulator does not publish /clock (Gazebo owns it)")
+    p.add_argument("--use-sim-time", choices=("true", "false"), default=None,
+                   help="as the launch argument use_sim_time")
+    p.add_argument("--duration", type=float, default=None,
+                   help="stop after this many seconds of simulated time")
+    p.add_argument("--offline", action="store_true",
+                   help="step as fast as possible, in lockstep with the controller")
+    p.add_argument("--record", metavar="FILE.mcap", default=None,
+                   help="record the graph's topics to a rosbag2-compatible MCAP file")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show a progress bar (default: when stderr is a terminal)")
+    g.add_argument("--no-progress", dest="progress", action="store_false")
+    return p
+
+
+def node_cli_args(spec: NodeSpec, opts, robot: str):
+    """--ros-args of one node, as launch_ros builds them from the launch file."""
+    files = []
+    for f in spec.params_files:
+        if f == "simulator.yaml" and opts.simulator_params:
+            files.append(opts.simulator_params)
+        elif f == "inverse_dynamics.yaml" and opts.inverse_dynamics_params:
+            files.append(opts.inverse_dynamics_params)
+        elif "{robot}" in f:
+            path = opts.initial_state or config_file(f.format(robot=robot))
+            if opts.initial_state or os.path.isfile(path):
+                files.append(path)
+        else:
+            files.append(config_file(f))
+    args = ["--ros-args"]
+    for f in files:
+        if not os.path.isfile(f):
+            raise FileNotFoundError("parameter file not found: %s" % f)
+        args += ["--params-file", f]
+    args += ["-p", "urdf_path:=%s" % opts.urdf_abs, "-p", "use_sim_time:=%s" % opts.sim_time]
+    if spec is SIMULATOR:
+        args += ["-p", "publish_clock:=%s" % ("false" if opts.no_clock else "true")]
+    return args
+
+
+def recorded_topics():
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory
+    return [("joint_states", JointState), ("joint_torques", JointState),
+            ("effort_controller/commands", Float64MultiArray), ("reference", JointTrajectory),
+            ("/clock", Clock)]
+
+
+def _spin_until(executor, cond, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        executor.spin_once(timeout_sec=0.005)
+    return True
+
+
+def run(argv=None, stream=sys.stderr):
+    """Run a graph; returns a summary dict (steps, sim_time, wall_time, recorded, ...)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode
+    from lie_dynamics_ros.ros.inverse_dynamics_node import InverseDynamicsNode
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args = []
+    if "--ros-args" in argv:
+        k = argv.index("--ros-args")
+        argv, ros_args = argv[:k], argv[k:]
+    opts = build_parser().parse_args(argv)
+    opts.urdf_abs = _resolve_urdf(opts.urdf)
+    robot = os.path.splitext(os.path.basename(opts.urdf_abs))[0]
+    opts.sim_time = opts.use_sim_time or str(DEFAULT_USE_SIM_TIME[opts.graph]).lower()
+    specs = GRAPHS[opts.graph]
+    has_sim = SIMULATOR in specs
+    lockstep = opts.offline and has_sim and INVERSE_DYNAMICS in specs
+    if opts.offline and not has_sim:
+        raise SystemExit("ldr_bringup: --offline needs a graph with the simulator")
+    if opts.offline and opts.duration is None:
+        raise SystemExit("ldr_bringup: --offline needs --duration")
+
+    context = rclpy.Context()
+    rclpy.init(args=["ldr_bringup"] + ros_args, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    nodes, sim, recorder = [], None, None
+    summary = {"graph": opts.graph, "steps": 0, "sim_time": 0.0, "recorded": 0,
+               "lockstep_misses": 0}
+    try:
+        for spec in specs:
+            kwargs = dict(context=context, cli_args=node_cli_args(spec, opts, robot))
+            if spec is SIMULATOR:
+                sim = ForwardDynamicsNode(spec.name, drive="external" if opts.offline
+                                          else "timer", **kwargs)
+                node = sim
+            else:
+                node = InverseDynamicsNode(spec.name, **kwargs)
+            nodes.append(node)
+            executor.add_node(node)
+        if sim is not None and sim.sim is None:
+            raise SystemExit("ldr_bringup: the simulator has no usable model (see the log)")
+        if opts.record:
+            from lie_dynamics_ros.ros.recording import McapRecorder, record_topics
+            recorder = McapRecorder(opts.record, metadata={
+                "graph": opts.graph, "urdf": opts.urdf_abs, "offline": opts.offline})
+            rec_node = Node("recorder", context=context)
+            clock = (lambda: sim.sim.t_ns) if sim is not None else time.time_ns
+            record_topics(rec_node, recorder, recorded_topics(), clock=clock)
+            nodes.append(rec_node)
+            executor.add_node(rec_node)
+        # let discovery match publishers and subscribers before the first message
+        wanted = []
+        if sim is not None:
+            wanted.append((sim.pub, (1 if lockstep else 0) + (1 if recorder else 0)))
+        for n in nodes:
+            if isinstance(n, InverseDynamicsNode) and (lockstep or recorder):
+                wanted.append((n.pub, (1 if lockstep else 0) + (1 if recorder else 0)))
+        if not _spin_until(executor, lambda: all(p.get_subscription_count() >= k
+                                                 for p, k in wanted), 10.0):
+            print("ldr_bringup: warning: not every subscriber was discovered", file=stream)
+
+        show = opts.progress if opts.progress is not None else stream.isatty()
+        progress = Progress(opts.duration or 0.0, stream, show and opts.duration is not None)
+        t_wall0 = time.monotonic()
+
+        def sim_elapsed():
+            return (sim.sim.t_ns - t_start) * 1e-9 if sim is not None else \
+                time.monotonic() - t_wall0
+        t_start = sim.sim.t_ns if sim is not None else 0
+        while rclpy.ok(context=context):
+            if opts.duration is not None and sim_elapsed() >= opts.duration - 1e-12:
+                break
+            if opts.offline:
+                sim.tick()
+                if lockstep:
+                    stamp = sim.sim.t_ns
+                    if not _spin_until(executor, lambda: sim.last_cmd_stamp_ns == stamp, 1.0):
+                        summary["lockstep_misses"] += 1
+                else:
+                    executor.spin_once(timeout_sec=0)
+            else:
+                executor.spin_once(timeout_sec=0.05)
+            progress.update(sim_elapsed())
+        progress.close(sim_elapsed())
+        # deliver what is still in flight to the recorder
+        if recorder is not None:
+            _spin_until(executor, lambda: False, 0.2)
+        summary.update(sim_time=sim_elapsed(), wall_time=time.monotonic() - t_wall0)
+        if sim is not None:
+            summary.update(steps=sim.sim.steps, watchdog_trips=sim.watchdog_trips,
+                           final_positions=list(sim.sim.q))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if recorder is not None:
+            recorder.close()
+            summary["recorded"] = recorder.count
+            summary["record_file"] = recorder.path
+        executor.shutdown()
+        for n in nodes:
+            n.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return summary
+
+
+def main(args=None):
+    """Console script ``ldr_bringup``."""
+    summary = run(args)
+    line = "ldr_bringup: %s, %d steps, %.3f s simulated" % (
+        summary["graph"], summary["steps"], summary.get("sim_time", 0.0))
+    if "wall_time" in summary:
+        line += " in %.3f s wall" % summary["wall_time"]
+    if summary.get("record_file"):
+        line += ", %d messages recorded to %s" % (summary["recorded"], summary["record_file"])
+    if summary.get("lockstep_misses"):
+        line += ", %d lockstep timeouts" % summary["lockstep_misses"]
+    print(line, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
