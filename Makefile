@@ -1,0 +1,113 @@
+# lie_dynamics_ros developer/CI entry points.
+#
+#   make venv    .venv (python3.11) with `pip install -e .[test,plot,record]` and
+#                the ROS 2 Jazzy wheels of requirements-ros.txt; redone only when
+#                setup.py, setup.cfg or requirements-ros.txt change (.venv/.stamp)
+#   make test    pytest on test/
+#   make demo    .venv/bin/ldr_demo            (DEMO_ARGS=... to pass options)
+#   make bench   benchmarks/bench_dynamics.py  (BENCH_ARGS=...)
+#   make colcon  builds a throwaway ROS 2 workspace (build/colcon_ws) with colcon
+#                from its own venv (build/colcon_venv) and checks the install tree
+#   make clean   removes build/, log/, install/, egg-info, __pycache__
+#   make distclean  clean + .venv
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := test
+
+VENV        ?= .venv
+PY          := $(VENV)/bin/python
+STAMP       := $(VENV)/.stamp
+PIP_MIN     := pip>=25.3
+
+# python3.11, or python3 when that is 3.11.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || \
+            { python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null && command -v python3; })
+
+# Keep DDS discovery on loopback (tests and nodes never talk to other hosts).
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+
+COLCON_DIR   := build
+COLCON_WS    := $(COLCON_DIR)/colcon_ws
+COLCON_VENV  := $(COLCON_DIR)/colcon_venv
+COLCON_STAMP := $(COLCON_VENV)/.stamp
+COLCON_PKGS  := colcon-common-extensions==0.3.0 ros-jazzy-ament-package==0.16.4 'setuptools<80'
+PKG          := lie_dynamics_ros
+PKG_INSTALL  := $(COLCON_WS)/install/$(PKG)
+
+PYTEST_ARGS ?=
+
+.PHONY: venv test demo bench colcon clean distclean
+
+venv: $(STAMP)
+
+$(STAMP): setup.py setup.cfg requirements-ros.txt
+	@if ! $(PY) -c 'pass' >/dev/null 2>&1; then \
+	  if [ -z "$(PYTHON)" ]; then echo "make venv: python3.11 not found" >&2; exit 1; fi; \
+	  echo "creating $(VENV) with $(PYTHON)"; \
+	  $(PYTHON) -m venv $(VENV); \
+	fi
+	@# pip >= 25.3 always builds a PEP 660 editable wheel, so the console
+	@# scripts land in $(VENV)/bin; older pip would run the legacy
+	@# `setup.py develop`, which obeys setup.cfg's script_dir (lib/lie_dynamics_ros).
+	$(PY) -m pip install --quiet --upgrade '$(PIP_MIN)'
+	$(PY) -m pip install --quiet -e '.[test,plot,record]' -r requirements-ros.txt
+	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup; do \
+	  test -x $(VENV)/bin/$$s || { echo "make venv: $(VENV)/bin/$$s missing" >&2; exit 1; }; \
+	done
+	touch $@
+
+test: venv
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) test
+
+demo: venv
+	$(VENV)/bin/ldr_demo $(DEMO_ARGS)
+
+bench: venv
+	$(PY) benchmarks/bench_dynamics.py $(BENCH_ARGS)
+
+$(COLCON_STAMP):
+	@if [ -z "$(PYTHON)" ]; then echo "make colcon: python3.11 not found" >&2; exit 1; fi
+	rm -rf $(COLCON_VENV)
+	$(PYTHON) -m venv $(COLCON_VENV)
+	$(COLCON_VENV)/bin/python -m pip install --quiet --upgrade '$(PIP_MIN)'
+	$(COLCON_VENV)/bin/python -m pip install --quiet $(COLCON_PKGS)
+	touch $@
+
+# The workspace holds a symlink to this checkout; colcon stops descending at a
+# package.xml, so the link back into the repository (build/ is inside it) is
+# harmless.  Built twice: plain (`setup.py install`, setup.cfg [install]) and
+# --symlink-install (`setup.py develop`, setup.cfg [develop]); both must put the
+# nodes in lib/lie_dynamics_ros, where `ros2 run` looks.
+COLCON_CHECK_FILES := lib/$(PKG)/inverse_dynamics_node lib/$(PKG)/forward_dynamics_node \
+                      lib/$(PKG)/ldr_bringup lib/$(PKG)/ldr_demo share/$(PKG)/package.xml \
+                      share/ament_index/resource_index/packages/$(PKG)
+
+colcon: $(COLCON_STAMP)
+	rm -rf $(COLCON_WS) $(COLCON_WS)_symlink
+	mkdir -p $(COLCON_WS)/src $(COLCON_WS)_symlink/src
+	ln -s "$(CURDIR)" $(COLCON_WS)/src/$(PKG)
+	ln -s "$(CURDIR)" $(COLCON_WS)_symlink/src/$(PKG)
+	cd $(COLCON_WS) && ../colcon_venv/bin/colcon --log-base log build \
+	  --base-paths src --event-handlers console_cohesion- summary+
+	cd $(COLCON_WS)_symlink && ../colcon_venv/bin/colcon --log-base log build \
+	  --symlink-install --base-paths src --event-handlers console_cohesion- summary+
+	@for ws in $(COLCON_WS) $(COLCON_WS)_symlink; do \
+	  for f in $(COLCON_CHECK_FILES); do \
+	    test -e $$ws/install/$(PKG)/$$f || { echo "make colcon: missing $$ws/install/$(PKG)/$$f" >&2; exit 1; }; \
+	  done; \
+	  test -x $$ws/install/$(PKG)/lib/$(PKG)/inverse_dynamics_node \
+	    || { echo "make colcon: $$ws inverse_dynamics_node not executable" >&2; exit 1; }; \
+	done
+	@grep -rqs --include=entry_points.txt \
+	  'inverse_dynamics_node = lie_dynamics_ros.ros.inverse_dynamics_node:main' $(PKG_INSTALL)/lib \
+	  || { echo "make colcon: entry point of inverse_dynamics_node not installed" >&2; exit 1; }
+	@test -e $(PKG_INSTALL)/share/$(PKG)/urdf/arm7.urdf \
+	  || { echo "make colcon: urdf/arm7.urdf not installed under share/$(PKG)" >&2; exit 1; }
+	@echo "make colcon: OK ($(PKG_INSTALL), $(COLCON_WS)_symlink/install/$(PKG))"
+
+clean:
+	rm -rf build log install *.egg-info .pytest_cache
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
