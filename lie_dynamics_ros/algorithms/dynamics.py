@@ -48,7 +48,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
     """
     if model.has_mimic:
         return _solve_through_M(model, q, v, tau, f_ext)
-    a, _ = _hybrid(model, q, v, np.zeros(model.nv), tau, None, f_ext)
+    a, _ = _hybrid(model, q, v, model._zero_v, tau, None, f_ext)
     return a
 
 
@@ -63,10 +63,11 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
     mask = np.asarray(prescribed)
     if mask.shape != (model.nv,) or mask.dtype != bool:
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
-    for name, vi, nv in zip(model.joint_names, model.joint_v_index, model.joint_nv):
-        m = mask[vi:vi + nv]
-        if m.any() != m.all():
-            raise InputError(f"joint {name!r}: prescribe all of its {nv} DOFs or none")
+    first = model._dof_first                  # index of the first DOF of each DOF's joint
+    if not np.array_equal(mask, mask[first]):
+        k = int(np.flatnonzero(mask != mask[first])[0])
+        name = model.joint_names[model.joint_v_index.index(int(first[k]))]
+        raise InputError(f"joint {name!r}: prescribe all of its DOFs or none")
     if model.has_mimic:
         return _hybrid_through_M(model, q, v, a, tau, mask, f_ext)
     return _hybrid(model, q, v, a, tau, mask, f_ext)
@@ -75,10 +76,11 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
 def _hybrid(model, q, v, a, tau, mask, f_ext):
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     a, tau = vec(a, model.nv, "a"), vec(tau, model.nv, "tau")
-    presc = np.zeros(model.njoints + 1, dtype=np.bool_)
-    if mask is not None:
-        for j in model._kjoints:
-            presc[j.row] = mask[j.v_index]
+    if mask is None:
+        presc = model._no_prescription
+    else:
+        presc = np.zeros(model.njoints + 1, dtype=np.bool_)
+        presc[1:] = mask[model._row_v_index]
         a = np.where(mask, a, 0.0)
         tau = np.where(mask, 0.0, tau)
     kin = prepare(model, q, v)
