@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Benchmark of lie_dynamics_ros against Pinocchio (same calls, same states, one run).
+
+For the bundled 7-DOF arm (``urdf/arm7.urdf``, fixed base) and the Talos humanoid from
+example-robot-data (``talos_reduced.urdf``, floating base, nv = 38) it times
+
+    inverse_dynamics  vs pin.rnea
+    forward_dynamics  vs pin.aba
+    mass_matrix       vs pin.crba
+    hybrid_dynamics   (no Pinocchio equivalent: ours only)
+    gravity_torques   vs pin.computeGeneralizedGravity
+
+with ``timeit`` after a warm-up (numba compilation happens there), and prints the median
+microseconds per call over the repeats and the ratio ours / Pinocchio.  Pinocchio is optional:
+without it only our timings are printed.  ``make bench`` runs it (``BENCH_ARGS=...``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import timeit
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import lie_dynamics_ros as ldr  # noqa: E402
+
+try:  # Pinocchio is a reference here, never a dependency of the package
+    import pinocchio as pin
+
+    sys.path.insert(0, os.path.join(ROOT, "test"))
+    from oracle import PinMap, build_pin_model, erd, symmetrize_upper  # noqa: F401
+except Exception:  # pragma: no cover - Pinocchio not installed
+    pin = None
+
+
+def _versions():
+    import numba
+
+    out = {
+        "machine": " ".join(x for x in (platform.machine(), platform.processor()) if x) or "?",
+        "cpu": _cpu_name(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "pinocchio": getattr(pin, "__version__", "not installed") if pin is not None else "not installed",
+    }
+    return out
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def _calibrate(timer, target_s):
+    number, t = 1, 0.0
+    while True:
+        t = timer.timeit(number)
+        if t >= 0.2 * target_s or number >= 1_000_000:
+            break
+        number *= 4
+    return max(1, int(number * target_s / max(t, 1e-9)))
+
+
+def time_calls(fns, repeat, target_s):
+    """Median seconds per call of each ``fn()`` in ``fns`` over ``repeat`` repeats of
+    ~``target_s`` each; the repeats of the functions are interleaved, so that a load change on
+    the machine affects ours and Pinocchio's alike."""
+    for fn in fns:
+        for _ in range(3):  # warm-up: numba compilation, caches
+            fn()
+    timers = [timeit.Timer(fn) for fn in fns]
+    numbers = [_calibrate(t, target_s) for t in timers]
+    runs = [[] for _ in fns]
+    for _ in range(repeat):
+        for k, (t, n) in enumerate(zip(timers, numbers)):
+            runs[k].append(t.timeit(n) / n)
+    return [statistics.median(r) for r in runs]
+
+
+def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
+    model = ldr.load_urdf(path, floating_base=floating_base)
+    rng = np.random.default_rng(seed)
+    q = np.asarray(ldr.random_configuration(model, rng), dtype=float)
+    v = rng.uniform(-1.0, 1.0, model.nv)
+    a = rng.uniform(-1.0, 1.0, model.nv)
+    tau = ldr.inverse_dynamics(model, q, v, a)
+    prescribed = np.zeros(model.nv, dtype=bool)
+    prescribed[model.nv // 2:] = True  # second half acceleration-controlled
+
+    ours = {
+        "inverse_dynamics": lambda: ldr.inverse_dynamics(model, q, v, a),
+        "forward_dynamics": lambda: ldr.forward_dynamics(model, q, v, tau),
+        "mass_matrix": lambda: ldr.mass_matrix(model, q),
+        "hybrid_dynamics": lambda: ldr.hybrid_dynamics(model, q, v, a, tau, prescribed),
+        "gravity_torques": lambda: ldr.gravity_torques(model, q),
+    }
+    theirs = {}
+    check = {}
+    if pin is not None:
+        pm = build_pin_model(path, floating_base)
+        pm.gravity = pin.Motion(np.asarray(model.gravity, dtype=float), np.zeros(3))
+        pd = pm.createData()
+        mp = PinMap(model, pm, path)
+        qp, vp, ap = mp.q_to_pin(q), mp.v_to_pin(v, q), mp.a_to_pin(a, q, v)
+        taup = pin.rnea(pm, pd, qp, vp, ap).copy()
+        theirs = {
+            "inverse_dynamics": ("pin.rnea", lambda: pin.rnea(pm, pd, qp, vp, ap)),
+            "forward_dynamics": ("pin.aba", lambda: pin.aba(pm, pd, qp, vp, taup)),
+            "mass_matrix": ("pin.crba", lambda: pin.crba(pm, pd, qp)),
+            "gravity_torques": ("pin.computeGeneralizedGravity", lambda: pin.computeGeneralizedGravity(pm, pd, qp)),
+        }
+        # sanity: the timed calls compute the same thing
+        check["inverse_dynamics"] = np.abs(mp.tau_from_pin(taup, q) - tau).max()
+        check["mass_matrix"] = np.abs(mp.mat_from_pin(symmetrize_upper(np.array(pin.crba(pm, pd, qp))), q)
+                                      - ldr.mass_matrix(model, q)).max()
+
+    rows = []
+    for name, fn in ours.items():
+        if name in theirs:
+            pname, pfn = theirs[name]
+            t_ours, t_pin = time_calls([fn, pfn], repeat, target_s)
+            rows.append((name, pname, t_ours, t_pin))
+        else:
+            (t_ours,) = time_calls([fn], repeat, target_s)
+            rows.append((name, "-", t_ours, None))
+    return model, rows, check
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=11, help="timeit repeats (median reported)")
+    ap.add_argument("--target-ms", type=float, default=10.0, help="duration of one repeat")
+    ap.add_argument("--humanoid", default="talos_data/robots/talos_reduced.urdf",
+                    help="example-robot-data URDF of the floating-base humanoid")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    info = _versions()
+    print("lie_dynamics_ros benchmark")
+    print("  machine   : %s | %s | %d CPUs" % (info["machine"], info["cpu"], os.cpu_count() or 0))
+    print("  python %s  numpy %s  numba %s  pinocchio %s" % (
+        info["python"], info["numpy"], info["numba"], info["pinocchio"]))
+    print("  median of %d repeats of ~%.0f ms each (ours and Pinocchio interleaved), after warm-up "
+          "(numba compiled first)" % (
+        args.repeat, args.target_ms))
+
+    robots = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"), False)]
+    if pin is not None:
+        robots.append(("talos", erd(args.humanoid), True))
+    else:
+        print("  (pinocchio not installed: no humanoid from example-robot-data, no reference timings)")
+
+    for label, path, fb in robots:
+        if not os.path.exists(path):
+            print("\n%s: %s not found, skipped" % (label, path))
+            continue
+        tc = time.perf_counter()
+        model, rows, check = bench_robot(label, path, fb, args.repeat, args.target_ms / 1e3)
+        print("\n%s (%s, %s base, nq %d, nv %d)  [%.1f s incl. warm-up]" % (
+            label, os.path.basename(path), "floating" if fb else "fixed", model.nq, model.nv,
+            time.perf_counter() - tc))
+        hdr = "%-18s %12s  %-30s %12s %9s" % ("call", "ours [us]", "pinocchio call", "pin [us]", "ours/pin")
+        print(hdr)
+        print("-" * len(hdr))
+        for name, pname, t_ours, t_pin in rows:
+            if t_pin is None:
+                print("%-18s %12.2f  %-30s %12s %9s" % (name, t_ours * 1e6, pname, "-", "-"))
+            else:
+                print("%-18s %12.2f  %-30s %12.2f %9.2f" % (name, t_ours * 1e6, pname, t_pin * 1e6, t_ours / t_pin))
+        if check:
+            print("  (same results: max |tau - rnea| %.1e, max |M - crba| %.1e)" % (
+                check["inverse_dynamics"], check["mass_matrix"]))
+    print("\ntotal %.1f s" % (time.perf_counter() - t0))
+
+
+if __name__ == "__main__":
+    main()
