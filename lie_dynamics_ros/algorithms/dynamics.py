@@ -31,13 +31,12 @@ def mass_matrix(model, q):
 
 def gravity_torques(model, q):
     """g(q) = inverse_dynamics(q, 0, 0)."""
-    z = np.zeros(model.nv)
-    return inverse_dynamics(model, q, z, z)
+    return inverse_dynamics(model, q, model._zero_v, model._zero_v)
 
 
 def nonlinear_effects(model, q, v):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0)."""
-    return inverse_dynamics(model, q, v, np.zeros(model.nv))
+    return inverse_dynamics(model, q, v, model._zero_v)
 
 
 def forward_dynamics(model, q, v, tau, f_ext=None):
