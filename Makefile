@@ -103,7 +103,34 @@ colcon: $(COLCON_STAMP)
 	  || { echo "make colcon: entry point of inverse_dynamics_node not installed" >&2; exit 1; }
 	@test -e $(PKG_INSTALL)/share/$(PKG)/urdf/arm7.urdf \
 	  || { echo "make colcon: urdf/arm7.urdf not installed under share/$(PKG)" >&2; exit 1; }
+	@# Every module of the checkout is in the install (a folder without __init__.py
+	@# would be missed by find_packages), the ament index finds the share folder, and
+	@# the console-script modules import from the installed copy (with .venv's numpy/rclpy).
+	@if [ -x $(PY) ]; then \
+	  cd /tmp && AMENT_PREFIX_PATH="$(CURDIR)/$(PKG_INSTALL)" \
+	  PYTHONPATH="$$(echo $(CURDIR)/$(PKG_INSTALL)/lib/python3*/site-packages)" \
+	  $(CURDIR)/$(PY) -c "$$COLCON_SMOKE" "$(CURDIR)" || { echo "make colcon: smoke test of the install failed" >&2; exit 1; }; \
+	fi
 	@echo "make colcon: OK ($(PKG_INSTALL), $(COLCON_WS)_symlink/install/$(PKG))"
+
+define COLCON_SMOKE
+import importlib, os, sys
+from ament_index_python.packages import get_package_share_directory
+src = os.path.join(sys.argv[1], 'lie_dynamics_ros')
+import lie_dynamics_ros
+inst = os.path.dirname(lie_dynamics_ros.__file__)
+assert '/install/' in inst, 'imported from ' + inst + ', not from the colcon install'
+rel = lambda root: {os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs if f.endswith('.py')}
+missing = sorted(rel(src) - rel(inst))
+assert not missing, 'modules not installed (missing __init__.py?): %s' % missing
+share = get_package_share_directory('lie_dynamics_ros')
+assert os.path.isfile(os.path.join(share, 'urdf', 'arm7.urdf')), share
+for m in ('lie_dynamics_ros.cli', 'lie_dynamics_ros.ros.inverse_dynamics_node',
+          'lie_dynamics_ros.ros.forward_dynamics_node', 'lie_dynamics_ros.ros.bringup'):
+    assert callable(importlib.import_module(m).main), m
+print('colcon install smoke test: %d modules installed, share=%s' % (len(rel(inst)), share))
+endef
+export COLCON_SMOKE
 
 clean:
 	rm -rf build log install *.egg-info .pytest_cache

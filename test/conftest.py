@@ -1,0 +1,11 @@
+"""Test session setup shared by every module.
+
+DDS discovery stays on this machine: without it Fast DDS multicasts discovery beyond loopback.
+Set before any test module can import rclpy, and inherited by node subprocesses.
+"""
+import os
+import sys
+
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("MPLBACKEND", "Agg")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # test helpers (models, oracle)
