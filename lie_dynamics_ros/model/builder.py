@@ -83,7 +83,6 @@ class ModelBuilder:
             raise URDFError(f"duplicate joint name {sorted(dup)[0]!r}", sorted(dup)[0])
         by_child = {}
         children = {ln: [] for ln in self.links}
-        roots_from_world = []
         for j in self.joints:
             if j.child not in self.links:
                 raise URDFError(f"joint {j.name!r}: child link {j.child!r} does not exist", j.name)
@@ -93,9 +92,7 @@ class ModelBuilder:
                 raise URDFError(f"link {j.child!r} is the child of two joints "
                                 f"({by_child[j.child].name!r} and {j.name!r})", j.child)
             by_child[j.child] = j
-            if j.parent is None:
-                roots_from_world.append(j.child)
-            else:
+            if j.parent is not None:
                 children[j.parent].append(j)
         roots = [ln for ln in self.links if ln not in by_child or by_child[ln].parent is None]
         if not roots:                           # every link has a parent: follow them to a loop
@@ -108,9 +105,9 @@ class ModelBuilder:
                             f"{by_child[ln].name!r}); a URDF must be a tree", by_child[ln].name)
         if len(roots) != 1:
             raise URDFError(f"robot {self.name!r} must have exactly one root link, found "
-                            f"{sorted(roots)}", sorted(roots)[0] if roots else None)
+                            f"{sorted(roots)}", sorted(roots)[0])
         root = roots[0]
-        # depth-first order, children in declaration order (the order Pinocchio uses too)
+        # depth-first order, children in declaration order (Pinocchio sorts siblings by name)
         order, stack, seen = [], [root], set()
         while stack:
             ln = stack.pop()
@@ -154,22 +151,22 @@ def _assemble(b, root, order, by_child):
     rows = []                                  # kernel joints, topological order
     for ln in order:
         j = by_child.get(ln)
-        if j is None or isinstance(j.joint, JT.Fixed):
-            if j is None:
-                body_of[ln] = (0, np.eye(4))
-            else:
-                pb, pT = body_of[j.parent] if j.parent is not None else (0, np.eye(4))
-                body_of[ln] = (pb, pT @ j.origin)
+        if j is None:                          # the root link, welded to the world
+            body_of[ln] = (0, np.eye(4))
             continue
         pb, pT = body_of[j.parent] if j.parent is not None else (0, np.eye(4))
-        rows.append((j, pb, pT @ j.origin))
-        body_of[ln] = (len(rows), np.eye(4))
+        if isinstance(j.joint, JT.Fixed):      # merged: a frame on its parent's body
+            body_of[ln] = (pb, pT @ j.origin)
+        else:
+            rows.append((j, pb, pT @ j.origin))
+            body_of[ln] = (len(rows), np.eye(4))
     nj = len(rows)
     inertia = np.zeros((nj + 1, 6, 6))
     for ln, (bi, T) in body_of.items():
         inertia[bi] += se3.transform_inertia(se3.inv(T), b.links[ln])
     # q/v indices: non-mimic joints in order, then mimic joints read their master's
     infos, qn, vn = {}, 0, 0
+    by_name = {j.name: j for j in b.joints}
     for r, (j, pb, T) in enumerate(rows, start=1):
         if j.mimic is None:
             nq, nv = JT.dims(j.joint)
@@ -178,14 +175,16 @@ def _assemble(b, root, order, by_child):
     for r, (j, pb, T) in enumerate(rows, start=1):
         if j.mimic is not None:
             master, mult, off = j.mimic
+            chain = [j.name]
             while True:                         # resolve mimic chains to a real master
-                mj = next((x for x in b.joints if x.name == master), None)
+                mj = by_name.get(master)
                 if mj is None:
                     raise URDFError(f"joint {j.name!r} mimics unknown joint {master!r}", j.name)
                 if mj.mimic is None:
                     break
-                if mj.name == j.name:
-                    raise URDFError(f"joint {j.name!r}: mimic cycle", j.name)
+                if mj.name in chain:
+                    raise URDFError(f"joint {j.name!r}: mimic cycle {chain + [mj.name]}", j.name)
+                chain.append(mj.name)
                 master, mult, off = mj.mimic[0], mult * mj.mimic[1], mult * mj.mimic[2] + off
             mi_ = infos.get(master)
             if mi_ is None or mi_.nv != 1:
