@@ -13,6 +13,7 @@ from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobia
                                     potential_energy)
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
+from .integrators.simulate import simulate
 from . import lie
 
 __version__ = "0.1.0"
@@ -23,5 +24,5 @@ __all__ = [
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "gravity_torques",
     "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose", "body_jacobian",
     "kinetic_energy", "potential_energy", "integrate", "difference", "neutral_configuration",
-    "random_configuration", "lie",
+    "random_configuration", "simulate", "lie",
 ]

@@ -41,7 +41,7 @@ from ..lie import se3, so3
 __all__ = [
     "LieGroup", "Rn", "SO3", "SE3", "ProductGroup",
     "HomogeneousSpace", "VectorSpace", "GroupSpace", "SO3Space", "SE3Space", "S2Space",
-    "TS2Space", "CoadjointSO3", "ProductSpace", "BERNOULLI_COEFFS", "dexp_inv_series",
+    "TS2Space", "CoadjointSO3", "ProductSpace", "BERNOULLI_COEFFS", "dexp_inv_series", "cross3",
 ]
 
 #: B_k / k!  (B_1 = -1/2) for k = 0..10: the coefficients of dexp^-1 = sum B_k/k! ad^k (eq. 8)
@@ -62,6 +62,13 @@ def dexp_inv_series(bracket, u, v, order):
         if c != 0.0:
             out = out + c * w
     return out
+
+
+def cross3(a, b):
+    """a x b for two 3-vectors (several times faster than np.cross on tiny arrays)."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
 def _hat(w):
@@ -198,7 +205,7 @@ class SO3(LieGroup):
         return _hat(xi)
 
     def bracket(self, u, v):
-        return np.cross(u, v)
+        return cross3(u, v)
 
     def dexp(self, u):
         return so3.dexp(u)
@@ -239,8 +246,8 @@ class SE3(LieGroup):
         return se3.ad(xi)
 
     def bracket(self, u, v):
-        return np.concatenate([np.cross(u[:3], v[:3]),
-                               np.cross(u[:3], v[3:]) - np.cross(v[:3], u[3:])])
+        return np.concatenate([cross3(u[:3], v[:3]),
+                               cross3(u[:3], v[3:]) - cross3(v[:3], u[3:])])
 
     def dexp(self, u):
         return se3.dexp(u)
@@ -476,10 +483,10 @@ class S2Space(HomogeneousSpace):
         return so3.exp(xi) @ y
 
     def generator(self, xi, y):
-        return np.cross(xi, y)
+        return cross3(xi, y)
 
     def bracket(self, u, v):
-        return np.cross(u, v)
+        return cross3(u, v)
 
     def dexp_inv_exact(self, u, v):
         return so3.dexp_inv(u) @ v
@@ -504,10 +511,10 @@ class CoadjointSO3(HomogeneousSpace):
         return so3.exp(xi) @ y
 
     def generator(self, xi, y):
-        return np.cross(xi, y)
+        return cross3(xi, y)
 
     def bracket(self, u, v):
-        return np.cross(u, v)
+        return cross3(u, v)
 
     def dexp_inv_exact(self, u, v):
         return so3.dexp_inv(u) @ v
@@ -529,23 +536,35 @@ class TS2Space(HomogeneousSpace):
     def exp_act(self, xi, y):
         X = np.asarray(xi, dtype=float).reshape(-1, 6)
         Y = np.asarray(y, dtype=float).reshape(-1, 6)
-        A, a = _batch_se3_exp(X)
-        q = np.einsum("nij,nj->ni", A, Y[:, :3])
-        w = np.einsum("nij,nj->ni", A, Y[:, 3:]) + np.cross(a, q)
-        return np.concatenate([q, w], axis=1).ravel()
+        u, v = X[:, :3], X[:, 3:]
+        A_, B_, C_ = _batch_exp_coeffs(np.sqrt(np.einsum("ij,ij->i", u, u)))
+        A_, B_, C_ = A_[:, None], B_[:, None], C_[:, None]
+
+        def rot(x):          # Rodrigues: exp(u) x = x + A u x x + B u x (u x x)
+            ux = _cross(u, x)
+            return x + A_ * ux + B_ * _cross(u, ux)
+        uv = _cross(u, v)
+        a = v + B_ * uv + C_ * _cross(u, uv)          # J_l(u) v
+        q = rot(Y[:, :3])
+        w = rot(Y[:, 3:]) + _cross(a, q)
+        out = np.empty_like(Y)
+        out[:, :3], out[:, 3:] = q, w
+        return out.ravel()
 
     def generator(self, xi, y):
         X = np.asarray(xi, dtype=float).reshape(-1, 6)
         Y = np.asarray(y, dtype=float).reshape(-1, 6)
-        dq = np.cross(X[:, :3], Y[:, :3])
-        dw = np.cross(X[:, :3], Y[:, 3:]) + np.cross(X[:, 3:], Y[:, :3])
-        return np.concatenate([dq, dw], axis=1).ravel()
+        out = np.empty_like(Y)
+        out[:, :3] = _cross(X[:, :3], Y[:, :3])
+        out[:, 3:] = _cross(X[:, :3], Y[:, 3:]) + _cross(X[:, 3:], Y[:, :3])
+        return out.ravel()
 
     def bracket(self, u, v):
         U, V = np.asarray(u).reshape(-1, 6), np.asarray(v).reshape(-1, 6)
-        w = np.cross(U[:, :3], V[:, :3])
-        t = np.cross(U[:, :3], V[:, 3:]) - np.cross(V[:, :3], U[:, 3:])
-        return np.concatenate([w, t], axis=1).ravel()
+        out = np.empty_like(U)
+        out[:, :3] = _cross(U[:, :3], V[:, :3])
+        out[:, 3:] = _cross(U[:, :3], V[:, 3:]) - _cross(V[:, :3], U[:, 3:])
+        return out.ravel()
 
     def dexp_inv_exact(self, u, v):
         return _batch_se3_dexp_inv(np.asarray(u, dtype=float).reshape(-1, 6),
@@ -569,7 +588,11 @@ _SMALL = 0.5
 
 
 def _series_even(coeffs, x):
-    return np.polyval(np.asarray(coeffs[::-1]), x)
+    """Horner evaluation of sum_k coeffs[k] x^k."""
+    out = np.full_like(x, coeffs[-1])
+    for c in coeffs[-2::-1]:
+        out = out * x + c
+    return out
 
 
 _C_S1 = [1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800, 1 / 6227020800,
@@ -580,15 +603,30 @@ _C_G2 = [1 / 6, -1 / 120, 1 / 5040, -1 / 362880, 1 / 39916800, -1 / 6227020800,
          1 / 1307674368000, -1 / 355687428096000]
 
 
+def _piecewise(t, small_fn, large_fn):
+    """Evaluate small_fn below _SMALL and large_fn above, computing only what is needed."""
+    small = t < _SMALL
+    if small.all():
+        return small_fn(t)
+    if not small.any():
+        return large_fn(t)
+    a, b = small_fn(t), large_fn(np.where(small, 1.0, t))
+    return tuple(np.where(small, x, y) for x, y in zip(a, b))
+
+
+def _exp_small(t):
+    x = t * t
+    return _series_even(_C_S1, x), _series_even(_C_G1, x), _series_even(_C_G2, x)
+
+
+def _exp_large(t):
+    s = np.sin(t)
+    return s / t, 2.0 * np.sin(0.5 * t) ** 2 / (t * t), (t - s) / t ** 3
+
+
 def _batch_exp_coeffs(t):
     """sin t/t, (1-cos t)/t^2, (t - sin t)/t^3 elementwise (series below 0.5)."""
-    small = t < _SMALL
-    tt = np.where(small, 1.0, t)
-    s, c = np.sin(tt), np.cos(tt)
-    A = np.where(small, _series_even(_C_S1, t * t), s / tt)
-    B = np.where(small, _series_even(_C_G1, t * t), 2.0 * np.sin(0.5 * tt) ** 2 / (tt * tt))
-    C = np.where(small, _series_even(_C_G2, t * t), (tt - s) / tt ** 3)
-    return A, B, C
+    return _piecewise(np.asarray(t, dtype=float), _exp_small, _exp_large)
 
 
 def _batch_hat(w):
@@ -618,32 +656,54 @@ _C_D2 = [1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160, 691 / 1307674368
          1 / 74724249600, 3617 / 10670622842880000]
 
 
+_C_D2T = [2 * k * _C_D2[k] for k in range(1, len(_C_D2))]
+
+
+def _inv_small(t):
+    x = t * t
+    return _series_even(_C_D2, x), _series_even(_C_D2T, x)
+
+
+def _inv_large(t):
+    h = 0.5 * t
+    s = np.sin(h)
+    cot = np.cos(h) / s
+    return ((1.0 - h * cot) / (t * t),
+            (-2.0 / t ** 3 + cot / (2.0 * t * t) + 1.0 / (4.0 * t * s * s)) / t)
+
+
 def _batch_inv_coeffs(t):
     """g2 = (1 - (t/2)cot(t/2))/t^2 and g2'(t)/t elementwise (series below 0.5)."""
-    small = t < _SMALL
-    tt = np.where(small, 1.0, t)
-    h = 0.5 * tt
-    cot, s = np.cos(h) / np.sin(h), np.sin(h)
-    g2 = np.where(small, _series_even(_C_D2, t * t), (1.0 - h * cot) / (tt * tt))
-    dC = [2 * k * _C_D2[k] for k in range(1, len(_C_D2))]
-    g2t = np.where(small, _series_even(dC, t * t),
-                   (-2.0 / tt ** 3 + cot / (2.0 * tt * tt) + 1.0 / (4.0 * tt * s * s)) / tt)
-    return g2, g2t
+    return _piecewise(np.asarray(t, dtype=float), _inv_small, _inv_large)
 
 
 def _batch_se3_dexp_inv(U, V):
     """dexp_U^{-1} V for n twists at once (digest §4.3: g1 = -1/2, g1~ = 0)."""
     A, a = U[:, :3], U[:, 3:]
     B, b = V[:, :3], V[:, 3:]
-    g2, g2t = _batch_inv_coeffs(np.linalg.norm(A, axis=1))
+    g2, g2t = _batch_inv_coeffs(np.sqrt(np.einsum("ij,ij->i", A, A)))
     g2, g2t = g2[:, None], g2t[:, None]
-    rho = np.sum(A * a, axis=1)[:, None]
-    AxB = np.cross(A, B)
-    AAxB = np.cross(A, AxB)
-    C = B - 0.5 * AxB + g2 * AAxB
-    c = (b - 0.5 * (np.cross(a, B) + np.cross(A, b)) + rho * g2t * AAxB
-         + g2 * (np.cross(a, AxB) + np.cross(A, np.cross(a, B)) + np.cross(A, np.cross(A, b))))
-    return np.concatenate([C, c], axis=1)
+    rho = np.einsum("ij,ij->i", A, a)[:, None]
+    AxB = _cross(A, B)
+    AAxB = _cross(A, AxB)
+    axB = _cross(a, B)
+    Axb = _cross(A, b)
+    out = np.empty_like(U)
+    out[:, :3] = B - 0.5 * AxB + g2 * AAxB
+    out[:, 3:] = (b - 0.5 * (axB + Axb) + (rho * g2t) * AAxB
+                  + g2 * (_cross(a, AxB) + _cross(A, axB) + _cross(A, Axb)))
+    return out
+
+
+def _cross(a, b):
+    """Row-wise cross product of (n, 3) arrays (faster than np.cross for small n)."""
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    out = np.empty(a.shape)
+    out[:, 0] = a1 * b2 - a2 * b1
+    out[:, 1] = a2 * b0 - a0 * b2
+    out[:, 2] = a0 * b1 - a1 * b0
+    return out
 
 
 class ProductSpace(HomogeneousSpace):
