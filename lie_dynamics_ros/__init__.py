@@ -14,6 +14,9 @@ from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobia
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
 from .integrators.simulate import simulate
+from .algorithms.regressor import (regressor, inertial_parameters, mass_matrix_derivative,
+                                   slotine_li_torques, coriolis_matrix_ploen, parameter_names)
+from . import control
 from . import lie
 
 __version__ = "0.1.0"
@@ -25,4 +28,6 @@ __all__ = [
     "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose", "body_jacobian",
     "kinetic_energy", "potential_energy", "integrate", "difference", "neutral_configuration",
     "random_configuration", "simulate", "lie",
+    "regressor", "inertial_parameters", "mass_matrix_derivative", "slotine_li_torques",
+    "coriolis_matrix_ploen", "parameter_names", "control",
 ]
