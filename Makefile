@@ -4,7 +4,8 @@
 #                the ROS 2 Jazzy wheels of requirements-ros.txt; redone only when
 #                setup.py, setup.cfg or requirements-ros.txt change (.venv/.stamp)
 #   make test    pytest on test/
-#   make demo    .venv/bin/ldr_demo            (DEMO_ARGS=... to pass options)
+#   make demo    .venv/bin/ldr_adaptive_demo   (simulator + adaptive controller over DDS)
+#   make dynamics-demo  .venv/bin/ldr_demo     (model tree and dynamics; DEMO_ARGS=...)
 #   make bench   benchmarks/bench_dynamics.py  (BENCH_ARGS=...)
 #   make colcon  builds a throwaway ROS 2 workspace (build/colcon_ws) with colcon
 #                from its own venv (build/colcon_venv) and checks the install tree
@@ -36,7 +37,7 @@ PKG_INSTALL  := $(COLCON_WS)/install/$(PKG)
 
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo bench colcon clean distclean
+.PHONY: venv test demo dynamics-demo bench colcon clean distclean
 
 venv: $(STAMP)
 
@@ -51,7 +52,7 @@ $(STAMP): setup.py setup.cfg requirements-ros.txt
 	@# `setup.py develop`, which obeys setup.cfg's script_dir (lib/lie_dynamics_ros).
 	$(PY) -m pip install --quiet --upgrade '$(PIP_MIN)'
 	$(PY) -m pip install --quiet -e '.[test,plot,record]' -r requirements-ros.txt
-	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup; do \
+	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup adaptive_controller_node ldr_adaptive_demo; do \
 	  test -x $(VENV)/bin/$$s || { echo "make venv: $(VENV)/bin/$$s missing" >&2; exit 1; }; \
 	done
 	touch $@
@@ -59,7 +60,12 @@ $(STAMP): setup.py setup.cfg requirements-ros.txt
 test: venv
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) test
 
+# the main job: simulator + adaptive controller over DDS with an unknown 2 kg payload
 demo: venv
+	$(VENV)/bin/ldr_adaptive_demo $(DEMO_ARGS)
+
+# the model tree and its dynamics at one configuration
+dynamics-demo: venv
 	$(VENV)/bin/ldr_demo $(DEMO_ARGS)
 
 bench: venv
@@ -79,6 +85,7 @@ $(COLCON_STAMP):
 # --symlink-install (`setup.py develop`, setup.cfg [develop]); both must put the
 # nodes in lib/lie_dynamics_ros, where `ros2 run` looks.
 COLCON_CHECK_FILES := lib/$(PKG)/inverse_dynamics_node lib/$(PKG)/forward_dynamics_node \
+                      lib/$(PKG)/adaptive_controller_node \
                       lib/$(PKG)/ldr_bringup lib/$(PKG)/ldr_demo share/$(PKG)/package.xml \
                       share/ament_index/resource_index/packages/$(PKG)
 

@@ -74,6 +74,8 @@ setup(
             'inverse_dynamics_node = lie_dynamics_ros.ros.inverse_dynamics_node:main',
             'forward_dynamics_node = lie_dynamics_ros.ros.forward_dynamics_node:main',
             'ldr_bringup = lie_dynamics_ros.ros.bringup:main',
+            'adaptive_controller_node = lie_dynamics_ros.ros.adaptive_controller_node:main',
+            'ldr_adaptive_demo = lie_dynamics_ros.ros.adaptive_demo:main',
         ],
     },
 )

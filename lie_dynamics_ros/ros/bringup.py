@@ -179,7 +179,8 @@ def node_cli_args(spec: NodeSpec, opts, robot: str):
     args += ["-p", "urdf_path:=%s" % opts.urdf_abs, "-p", "use_sim_time:=%s" % opts.sim_time]
     if spec is SIMULATOR:
         args += ["-p", "publish_clock:=%s" % ("false" if opts.no_clock else "true")]
-    return args
+    # the user's --ros-args come last, so that their -p wins over the YAML files
+    return args + list(opts.ros_args)
 
 
 def recorded_topics():
@@ -215,6 +216,7 @@ def run(argv=None, stream=sys.stderr):
         k = argv.index("--ros-args")
         argv, ros_args = argv[:k], argv[k:]
     opts = build_parser().parse_args(argv)
+    opts.ros_args = [a for a in ros_args if a != "--ros-args"]
     opts.urdf_abs = _resolve_urdf(opts.urdf)
     robot = os.path.splitext(os.path.basename(opts.urdf_abs))[0]
     opts.sim_time = opts.use_sim_time or str(DEFAULT_USE_SIM_TIME[opts.graph]).lower()
@@ -227,7 +229,7 @@ def run(argv=None, stream=sys.stderr):
         raise SystemExit("ldr_bringup: --offline needs --duration")
 
     context = rclpy.Context()
-    rclpy.init(args=["ldr_bringup"] + ros_args, context=context)
+    rclpy.init(args=["ldr_bringup"], context=context)
     executor = SingleThreadedExecutor(context=context)
     nodes, sim, recorder = [], None, None
     summary = {"graph": opts.graph, "steps": 0, "sim_time": 0.0, "recorded": 0,
@@ -249,7 +251,7 @@ def run(argv=None, stream=sys.stderr):
             from lie_dynamics_ros.ros.recording import McapRecorder, record_topics
             recorder = McapRecorder(opts.record, metadata={
                 "graph": opts.graph, "urdf": opts.urdf_abs, "offline": opts.offline})
-            rec_node = Node("recorder", context=context)
+            rec_node = Node("recorder", context=context, cli_args=["--ros-args"] + opts.ros_args)
             clock = (lambda: sim.sim.t_ns) if sim is not None else time.time_ns
             record_topics(rec_node, recorder, recorded_topics(), clock=clock)
             nodes.append(rec_node)
@@ -294,7 +296,7 @@ def run(argv=None, stream=sys.stderr):
         summary.update(sim_time=sim_elapsed(), wall_time=time.monotonic() - t_wall0)
         if sim is not None:
             summary.update(steps=sim.sim.steps, watchdog_trips=sim.watchdog_trips,
-                           final_positions=list(sim.sim.q))
+                           final_positions=[float(x) for x in sim.sim.q])
     except KeyboardInterrupt:
         pass
     finally:
@@ -312,8 +314,11 @@ def run(argv=None, stream=sys.stderr):
 def main(args=None):
     """Console script ``ldr_bringup``."""
     summary = run(args)
-    line = "ldr_bringup: %s, %d steps, %.3f s simulated" % (
-        summary["graph"], summary["steps"], summary.get("sim_time", 0.0))
+    if summary["steps"]:
+        line = "ldr_bringup: %s, %d steps, %.3f s simulated" % (
+            summary["graph"], summary["steps"], summary.get("sim_time", 0.0))
+    else:
+        line = "ldr_bringup: %s" % summary["graph"]
     if "wall_time" in summary:
         line += " in %.3f s wall" % summary["wall_time"]
     if summary.get("record_file"):

@@ -24,6 +24,17 @@ import numpy as np
 
 FIELDS = ("position", "velocity", "effort")
 
+_MSG_CLASSES = {}
+
+
+def _msg_class(module: str, name: str):
+    """Message class, imported on first use (keeps this module free of ROS imports)."""
+    cls = _MSG_CLASSES.get((module, name))
+    if cls is None:
+        import importlib
+        cls = _MSG_CLASSES[(module, name)] = getattr(importlib.import_module(module), name)
+    return cls
+
 
 # ---------------------------------------------------------------------------------------------
 # stamps
@@ -222,8 +233,7 @@ def to_float_array(values) -> array.array:
 def make_joint_state(names, stamp_ns: int = 0, position=None, velocity=None, effort=None,
                      frame_id: str = ""):
     """Build a sensor_msgs/JointState; fields given as None stay empty."""
-    from sensor_msgs.msg import JointState
-    msg = JointState()
+    msg = _msg_class("sensor_msgs.msg", "JointState")()
     set_stamp(msg.header.stamp, stamp_ns)
     msg.header.frame_id = frame_id
     msg.name = list(names)
@@ -260,8 +270,7 @@ def parse_command_array(msg, n: int):
 
 def make_command_array(values):
     """numpy (n,) -> std_msgs/Float64MultiArray (empty layout, as ros2_control expects)."""
-    from std_msgs.msg import Float64MultiArray
-    msg = Float64MultiArray()
+    msg = _msg_class("std_msgs.msg", "Float64MultiArray")()
     msg.data = to_float_array(values)
     return msg
 

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import rclpy
+from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
@@ -46,25 +47,46 @@ def semi_implicit_step(model, q, v, accel, dt):
 INTEGRATORS = {"semi_implicit": semi_implicit_step}
 
 
-def resolve_integrator(name):
-    """Step function for ``name``.
+def available_integrators():
+    """Names the ``integrator`` parameter accepts: the built-in semi_implicit step and the
+    fixed-step methods of ``lie_dynamics_ros.integrators.simulate`` (RKMK, CF, ...)."""
+    names = set(INTEGRATORS)
+    try:
+        from lie_dynamics_ros.integrators.simulate import (SIMULATE_ADAPTIVE_METHODS,
+                                                           SIMULATE_METHODS)
+        names |= set(SIMULATE_METHODS) - set(SIMULATE_ADAPTIVE_METHODS)
+    except ImportError:
+        pass
+    return sorted(names)
 
-    Built in: "semi_implicit". Other names are looked up in ``lie_dynamics_ros.integrators``,
-    which may provide ``ros_stepper(name)`` returning a function with the signature
-    ``step(model, q, v, accel, dt) -> (q, v)``, where ``accel(q, v, s)`` gives the
-    acceleration at time ``t + s`` (hybrid mode needs the acceleration callback, not a torque).
-    Raises ValueError for an unknown name.
+
+def resolve_integrator(name, model):
+    """Step function ``step(model, q, v, accel, dt) -> (q, v)`` for ``name`` and ``model``.
+
+    ``accel(q, v, s)`` is the acceleration at time ``t + s`` (forward or hybrid dynamics).
+    Methods of ``integrators.simulate.make_stepper`` take torques, not accelerations, so the
+    adapter hands them the torque that produces ``accel`` (``inverse_dynamics``), which makes
+    hybrid mode work with every method. Raises ValueError for an unknown name.
     """
     if name in INTEGRATORS:
         return INTEGRATORS[name]
-    try:
-        from lie_dynamics_ros import integrators
-        factory = getattr(integrators, "ros_stepper", None)
-        if factory is not None:
-            return factory(name)
-    except (ImportError, KeyError, ValueError):
-        pass
-    raise ValueError("unknown integrator '%s' (available: %s)" % (name, sorted(INTEGRATORS)))
+    if name not in available_integrators():
+        raise ValueError("unknown integrator '%s' (available: %s)"
+                         % (name, ", ".join(available_integrators())))
+    from lie_dynamics_ros.integrators.simulate import make_stepper
+    fixed_step = make_stepper(model, name)
+
+    def step(model_, q, v, accel, dt):
+        def tau(s, qs, vs):
+            return ldr.inverse_dynamics(model_, qs, vs, accel(qs, vs, s))
+        return fixed_step(q, v, dt, tau=tau, t=0.0)
+    return step
+
+
+def _known_integrator(name):
+    names = available_integrators()
+    return None if name in names else "unknown integrator '%s' (available: %s)" % (
+        name, ", ".join(names))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,6 +134,22 @@ class Simulator:
                 a[covered] = ra[m][covered]
         return q, v, a
 
+    def _override(self, q, v, t_ns):
+        """q, v with the prescribed joints set to the reference at ``t_ns``."""
+        m = self.prescribed
+        if m.any():
+            qp, vp, _ = self.prescribed_motion(t_ns)
+            q, v = q.copy(), v.copy()
+            if qp is not None:
+                q[m] = qp
+            if vp is not None:
+                v[m] = vp
+        return q, v
+
+    def apply_prescribed(self):
+        """Put the prescribed joints where the reference says they are now."""
+        self.q, self.v = self._override(self.q, self.v, self.t_ns)
+
     def step(self, tau_cmd):
         """One step with commanded torques ``tau_cmd`` (nv,) on the free joints.
 
@@ -119,15 +157,10 @@ class Simulator:
         """
         m, model = self.prescribed, self.model
         tau_cmd = np.asarray(tau_cmd, dtype=float)
+        self.apply_prescribed()
         q, v = self.q.copy(), self.v.copy()
         applied = {}
         if m.any():
-            qp, vp, _ = self.prescribed_motion(self.t_ns)
-            if qp is not None:
-                q[m] = qp
-            if vp is not None:
-                v[m] = vp
-
             def accel(qs, vs, s):
                 a_given = np.zeros(model.nv)
                 a_given[m] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
@@ -140,13 +173,8 @@ class Simulator:
                 return ldr.forward_dynamics(model, qs, vs, tau_cmd)
         q, v = self.stepper(model, q, v, accel, self.dt)
         t_next = self.t_ns + self.dt_ns
-        if m.any():
-            qp, vp, _ = self.prescribed_motion(t_next)
-            if qp is not None:
-                q[m] = qp
-            if vp is not None:
-                v[m] = vp
         tau = np.asarray(applied.get("tau", tau_cmd), dtype=float)
+        q, v = self._override(q, v, t_next)
         if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
             raise FloatingPointError("simulation step is not finite")
         self.q, self.v, self.tau, self.t_ns = q, v, tau, t_next
@@ -169,8 +197,9 @@ PARAMS = [
     Param("rate", 1000.0, "double", "Simulation steps per second (Hz); dt = 1/rate.",
           read_only=True, check=_positive),
     Param("integrator", "semi_implicit", "string",
-          "Integrator on the configuration group: semi_implicit (symplectic Euler), or a "
-          "method lie_dynamics_ros.integrators provides.", read_only=True),
+          "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
+          "a fixed-step method of lie_dynamics_ros.integrators (rkmk4, cf4, heun, ...).",
+          read_only=True, check=_known_integrator),
     Param("initial_positions", [], "double_array",
           "Initial joint positions in `joints` order (rad, m); default zeros.", read_only=True),
     Param("initial_velocities", [], "double_array",
@@ -203,7 +232,6 @@ class ForwardDynamicsNode(Node):
     def __init__(self, node_name="forward_dynamics", drive="timer", **kwargs):
         super().__init__(node_name, **kwargs)
         self.p = declare_parameters(self, PARAMS, on_change=self._on_params)
-        self.stepper = resolve_integrator(self.p.integrator)
         self.dt_ns = max(1, int(round(1e9 / self.p.rate)))
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
         self.sim = None
@@ -215,6 +243,7 @@ class ForwardDynamicsNode(Node):
         self.dropped = 0
         self.clamped = 0
         self.published = 0
+        self.diverged = 0
         self.cmd_stamps = cv.StampMonitor()
         self.pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=10))
@@ -227,7 +256,9 @@ class ForwardDynamicsNode(Node):
         self.achieved_rate = None
         self.source = ModelSource(self, self._set_model)
         if drive == "timer":
-            self.timer = self.create_timer(self.dt_ns * 1e-9, self.tick)
+            # steady clock: with use_sim_time the node clock would wait for our own /clock
+            self.timer = self.create_timer(self.dt_ns * 1e-9, self.tick,
+                                           clock=RosClock(clock_type=ClockType.STEADY_TIME))
 
     # -- model and parameters ---------------------------------------------------------------
     def _set_model(self, model, origin):
@@ -250,7 +281,8 @@ class ForwardDynamicsNode(Node):
         prescribed = np.array([n in self.p.prescribed_joints for n in names], dtype=bool)
         model.gravity = np.array(self.p.gravity, dtype=float)
         t0 = 0 if self.p.publish_clock else self.get_clock().now().nanoseconds
-        self.sim = Simulator(model, self.dt_ns, self.stepper, prescribed, q0, v0, t0)
+        stepper = resolve_integrator(self.p.integrator, model)
+        self.sim = Simulator(model, self.dt_ns, stepper, prescribed, q0, v0, t0)
         self.index = cv.JointIndex(names)
         self.cmd_cols = cols
         self.limits = cv.finite_limits(model.effort_limits)
@@ -343,8 +375,19 @@ class ForwardDynamicsNode(Node):
             try:
                 self.sim.step(self.command_torques())
             except (FloatingPointError, ValueError) as e:
-                self._warn("step", "simulation step failed (%s); state held" % e)
-                return
+                # diverged (step too large for the dynamics?): keep the last finite
+                # configuration at rest, keep time and publishing going
+                self.diverged += 1
+                if self.throttle.ready("step"):
+                    self.get_logger().error(
+                        "simulation step failed (%s): velocities reset to zero; a higher "
+                        "rate may help" % e)
+                self.sim.v = np.zeros_like(self.sim.v)
+                self.sim.tau = np.zeros_like(self.sim.tau)
+                self.sim.t_ns += self.sim.dt_ns
+                self.sim.steps += 1
+        else:
+            self.sim.apply_prescribed()
         self._started = True
         self._publish()
         self._measure_rate()

@@ -1,0 +1,129 @@
+"""Latency of inverse_dynamics_node: joint_states in -> joint_torques out, over real DDS.
+
+The node runs in its own process (``python -m lie_dynamics_ros.ros.inverse_dynamics_node``)
+on the 7-DOF arm (urdf/arm7.urdf). This script publishes JointState messages at each rate
+(default 500 Hz and 1 kHz, >= 2000 messages each, after a warm-up), matches every
+joint_torques answer to its request by header stamp and prints p50 / p90 / p99 / max of the
+round trip (publish -> callback in this process). Not a test.
+
+    .venv/bin/python benchmarks/ros_latency.py [--count 2000] [--rates 500 1000]
+
+Note: the round trip includes this script's own rclpy receive path, so it is an upper bound of
+the node's latency. Discovery stays on loopback; the domain id is derived from the pid.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+os.environ["ROS_DOMAIN_ID"] = os.environ.get("LDR_BENCH_DOMAIN_ID", str(1 + os.getpid() % 100))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.pop("ROS_LOCALHOST_ONLY", None)
+
+import numpy as np  # noqa: E402
+import rclpy  # noqa: E402
+import rclpy.executors  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+import lie_dynamics_ros as ldr  # noqa: E402
+from lie_dynamics_ros.ros import conversions as cv  # noqa: E402
+
+ARM7 = os.path.join(REPO, "urdf", "arm7.urdf")
+
+
+def percentiles(lat_us):
+    a = np.sort(np.asarray(lat_us))
+    return {p: float(np.percentile(a, p)) for p in (50, 90, 99)} | {"max": float(a[-1])}
+
+
+def run_rate(node, executor, pub, answers, model, rate, count, stamp0):
+    """Publish ``count`` states at ``rate`` Hz; returns (latencies in us, lost, send rate)."""
+    rng = np.random.default_rng(int(rate))
+    msgs = []
+    for k in range(count):
+        q = ldr.random_configuration(model, rng)
+        msgs.append(cv.make_joint_state(model.joint_names, stamp0 + k * 1000, q,
+                                        rng.normal(size=model.nv)))
+    sent = {}
+    period = 1.0 / rate
+    t0 = time.perf_counter()
+    for k, msg in enumerate(msgs):
+        due = t0 + k * period
+        while True:
+            now = time.perf_counter()
+            if now >= due:
+                break
+            executor.spin_once(timeout_sec=min(due - now, 0.002))
+        sent[stamp0 + k * 1000] = time.perf_counter_ns()
+        pub.publish(msg)
+        executor.spin_once(timeout_sec=0)
+    t_send = time.perf_counter() - t0
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and sum(s in answers for s in sent) < len(sent):
+        executor.spin_once(timeout_sec=0.01)
+    lat = [(answers[s] - t) / 1e3 for s, t in sent.items() if s in answers]
+    return lat, len(sent) - len(lat), count / t_send
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
+    ap.add_argument("--warmup", type=int, default=300)
+    opts = ap.parse_args()
+
+    model = ldr.load_urdf(ARM7)
+    log = tempfile.NamedTemporaryFile(prefix="ldr_bench_node_", suffix=".log", delete=False)
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "lie_dynamics_ros.ros.inverse_dynamics_node",
+                             "--ros-args", "-p", "urdf_path:=%s" % ARM7],
+                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    rclpy.init()
+    node = rclpy.create_node("ldr_latency_bench")
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(node)
+    answers = {}
+
+    def on_torques(msg):
+        answers[cv.stamp_to_ns(msg.header.stamp)] = time.perf_counter_ns()
+
+    node.create_subscription(JointState, "joint_torques", on_torques, 1000)
+    pub = node.create_publisher(JointState, "joint_states", 1000)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+                pub.get_subscription_count() and "robot model loaded" in open(log.name).read()):
+            executor.spin_once(timeout_sec=0.05)
+        if proc.poll() is not None or not pub.get_subscription_count():
+            raise SystemExit("node did not start:\n" + open(log.name).read())
+        run_rate(node, executor, pub, answers, model, 500.0, opts.warmup, 1_000_000_000)
+        print("inverse_dynamics_node latency, arm7 (7 DOF), node in another process, "
+              "joint_states -> joint_torques round trip")
+        print("%8s %7s %8s %8s %8s %8s %8s %6s" % ("rate Hz", "msgs", "sent Hz", "p50 us",
+                                                   "p90 us", "p99 us", "max us", "lost"))
+        for i, rate in enumerate(opts.rates):
+            lat, lost, send_rate = run_rate(node, executor, pub, answers, model, rate,
+                                            opts.count, 10_000_000_000 * (i + 2))
+            p = percentiles(lat)
+            print("%8.0f %7d %8.0f %8.0f %8.0f %8.0f %8.0f %6d" % (
+                rate, len(lat), send_rate, p[50], p[90], p[99], p["max"], lost))
+        print("cpu cores: %d" % os.cpu_count())
+    finally:
+        proc.send_signal(2)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        log.close()
+        os.unlink(log.name)
+
+
+if __name__ == "__main__":
+    main()

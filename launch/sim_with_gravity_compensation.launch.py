@@ -1,0 +1,75 @@
+"""The simulator with inverse_dynamics_node in the loop as a gravity compensator: the arm
+holds its initial pose. joint_states -> inverse_dynamics -> joint_torques -> simulator.
+
+    ros2 launch lie_dynamics_ros sim_with_gravity_compensation.launch.py
+
+`ldr_bringup sim_with_gravity_compensation` runs the same graph from the same YAML files in
+one process (and can record it to MCAP). See docs/ros.md.
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    share = FindPackageShare('lie_dynamics_ros')
+    urdf_file = LaunchConfiguration('urdf_file')
+    use_sim_time = ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)
+    return LaunchDescription([
+        DeclareLaunchArgument(
+            'urdf_file',
+            default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
+            description='URDF file of the robot, for both nodes (parameter urdf_path).'),
+        DeclareLaunchArgument(
+            'simulator_params_file',
+            default_value=PathJoinSubstitution([share, 'config', 'simulator.yaml']),
+            description='ros__parameters of forward_dynamics_node.'),
+        DeclareLaunchArgument(
+            'initial_state_file',
+            default_value=PathJoinSubstitution([share, 'config', 'arm7_initial_state.yaml']),
+            description='initial_positions / initial_velocities for the robot in urdf_file.'),
+        DeclareLaunchArgument(
+            'inverse_dynamics_params_file',
+            default_value=PathJoinSubstitution([share, 'config', 'inverse_dynamics.yaml']),
+            description='ros__parameters of inverse_dynamics_node.'),
+        DeclareLaunchArgument(
+            'namespace', default_value='',
+            description='Namespace of both nodes and of their relative topics.'),
+        DeclareLaunchArgument(
+            'publish_clock', default_value='true',
+            description='The simulator publishes /clock; false while Gazebo owns it.'),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='true',
+            description='Both nodes follow /clock.'),
+        Node(
+            package='lie_dynamics_ros',
+            executable='forward_dynamics_node',
+            name='forward_dynamics',
+            namespace=LaunchConfiguration('namespace'),
+            output='screen',
+            parameters=[
+                LaunchConfiguration('simulator_params_file'),
+                LaunchConfiguration('initial_state_file'),
+                {
+                    'urdf_path': urdf_file,
+                    'publish_clock': ParameterValue(LaunchConfiguration('publish_clock'),
+                                                    value_type=bool),
+                    'use_sim_time': use_sim_time,
+                },
+            ],
+        ),
+        Node(
+            package='lie_dynamics_ros',
+            executable='inverse_dynamics_node',
+            name='inverse_dynamics',
+            namespace=LaunchConfiguration('namespace'),
+            output='screen',
+            parameters=[
+                LaunchConfiguration('inverse_dynamics_params_file'),
+                {'urdf_path': urdf_file, 'use_sim_time': use_sim_time},
+            ],
+        ),
+    ])

@@ -1,0 +1,310 @@
+"""adaptive_controller_node over real DDS (and the adaptive demo, through the nodes).
+
+In-process nodes in the test's executor (same code path as the console script, faster), one
+run of the console script as a subprocess, and the closed loop simulator <-> controller of
+``ldr_adaptive_demo`` (the arm with an unknown 2 kg payload) in lockstep on simulated time.
+The session's DDS domain comes from ros_fixtures (derived from the pid); every wait has a
+deadline and subprocesses are stopped in ``finally``.
+"""
+import os
+import time
+
+import numpy as np
+
+from ros_fixtures import ARM7, NodeProcess, ros, ros_args, wait_matched  # noqa: F401
+
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+
+import lie_dynamics_ros as ldr  # noqa: E402
+from lie_dynamics_ros.control import AdaptiveGains, AdaptiveSlotineLiController  # noqa: E402
+from lie_dynamics_ros.ros import adaptive_demo as demo  # noqa: E402
+from lie_dynamics_ros.ros import conversions as cv  # noqa: E402
+from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode  # noqa: E402
+
+NODE_MODULE = "lie_dynamics_ros.ros.adaptive_controller_node"
+MODEL = ldr.load_urdf(ARM7)
+NAMES = list(MODEL.joint_names)
+
+
+def make_node(ros, **params):
+    params.setdefault("urdf_path", ARM7)
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    return ros.add(AdaptiveControllerNode(context=ros.context, parameter_overrides=overrides))
+
+
+class Loop:
+    """Test side: publishes joint states (stamped with the node clock unless told otherwise)
+    and collects everything the controller publishes."""
+
+    def __init__(self, ros, ns="adaptive_controller"):
+        self.ros = ros
+        n = ros.node
+        self.pub = n.create_publisher(JointState, "joint_states", 10)
+        self.best_effort = n.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+        self.ref_pub = n.create_publisher(JointTrajectory, "reference", 10)
+        self.torques, self.cmds, self.theta, self.err = [], [], [], []
+        self.sub = n.create_subscription(JointState, "joint_torques", self.torques.append, 100)
+        n.create_subscription(Float64MultiArray, "effort_controller/commands",
+                              self.cmds.append, 100)
+        n.create_subscription(Float64MultiArray, "%s/parameter_estimates" % ns,
+                              self.theta.append, 100)
+        n.create_subscription(Float64MultiArray, "%s/tracking_error" % ns, self.err.append, 100)
+
+    def now(self):
+        return self.ros.node.get_clock().now().nanoseconds
+
+    def send(self, q, v, stamp=None, names=None, pub=None):
+        stamp = self.now() if stamp is None else stamp
+        msg = cv.make_joint_state(names or NAMES, stamp, q, v)
+        (pub or self.pub).publish(msg)
+        return stamp
+
+    def ask(self, q, v, stamp=None, names=None, timeout_s=10.0):
+        """Send one state and wait for the joint_torques answering it (by stamp)."""
+        stamp = self.send(q, v, stamp, names)
+        ok = self.ros.spin_until(lambda: any(cv.stamp_to_ns(m.header.stamp) == stamp
+                                             for m in self.torques), timeout_s)
+        return next((m for m in self.torques if cv.stamp_to_ns(m.header.stamp) == stamp),
+                    None) if ok else None
+
+    def ready(self, node):
+        return wait_matched(self.ros, pub=self.pub, sub=self.sub) and self.ros.spin_until(
+            lambda: self.ref_pub.get_subscription_count() >= 1, 10)
+
+
+def call(ros, srv_type, name, request, timeout_s=10.0):
+    client = ros.node.create_client(srv_type, name)
+    assert client.wait_for_service(timeout_sec=timeout_s)
+    fut = client.call_async(request)
+    assert ros.spin_until(fut.done, timeout_s)
+    return fut.result()
+
+
+READY = demo.READY
+
+
+def test_torques_match_the_library_controller_in_joints_order(ros):
+    order = list(reversed(NAMES))
+    node = make_node(ros, joints=order, clamp_efforts=False)
+    loop = Loop(ros)
+    assert loop.ready(node)
+    rng = np.random.default_rng(0)
+    q, v = READY + 0.1 * rng.normal(size=7), rng.normal(size=7)
+    # shuffled names plus joints the model does not know
+    names = NAMES + ["panda_finger_joint1"]
+    perm = rng.permutation(len(names))
+    out = loop.ask(np.r_[q, 0.01][perm], np.r_[v, 0.0][perm], names=[names[i] for i in perm])
+    assert out is not None and list(out.name) == NAMES
+    # without a reference the node holds the first position: q_d = q, v_d = a_d = 0
+    ref = AdaptiveSlotineLiController(ldr.load_urdf(ARM7), AdaptiveGains(
+        10.0, 20.0, node.controller.gains.Gamma), payload_only=True)
+    expected = ref.step(0.0, q, v, q, np.zeros(7), np.zeros(7), 0.0)
+    np.testing.assert_allclose(out.effort, expected, rtol=0, atol=1e-9)
+    assert ros.spin_until(lambda: loop.cmds and np.allclose(
+        loop.cmds[-1].data, cv.reorder(expected, NAMES, order), atol=1e-9), 10)
+    # the monitors: theta_hat (10 numbers, payload body) and (e, e_dot, s) as 3 x 7
+    assert ros.spin_until(lambda: loop.theta and loop.err, 10)
+    assert len(loop.theta[-1].data) == 10
+    np.testing.assert_allclose(loop.theta[-1].data, ref.theta_hat, atol=1e-12)
+    assert [d.label for d in loop.err[-1].layout.dim] == ["e,e_dot,s", "joint"]
+    np.testing.assert_allclose(np.reshape(loop.err[-1].data, (3, 7)),
+                               [np.zeros(7), v, v], atol=1e-12)
+    # a best-effort publisher is heard too (sensor-data QoS)
+    out = None
+    for _ in range(20):
+        stamp = loop.send(q, v, pub=loop.best_effort)
+        if ros.spin_until(lambda: any(cv.stamp_to_ns(m.header.stamp) == stamp
+                                      for m in loop.torques), 0.5):
+            out = True
+            break
+    assert out
+
+
+def test_reference_is_sampled_at_the_state_stamp_and_adaptation_runs(ros):
+    node = make_node(ros, state_timeout=0.0)
+    loop = Loop(ros)
+    assert loop.ready(node)
+    t0 = loop.now()
+    q0, q1 = READY, READY + np.linspace(0.1, 0.7, 7)
+    traj = cv.make_trajectory(NAMES, [0.0, 1.0], positions=[q0, q1], stamp_ns=t0)
+    loop.ref_pub.publish(traj)
+    assert ros.spin_until(lambda: node.reference is not None, 10)
+    q, v = READY + 0.05, np.zeros(7)
+    out = loop.ask(q, v, stamp=t0 + 250_000_000)
+    assert out is not None
+    q_d = q0 + 0.25 * (q1 - q0)             # positions only: linear interpolation
+    assert ros.spin_until(lambda: loop.err and np.allclose(
+        np.reshape(loop.err[-1].data, (3, 7))[0], q - q_d, atol=1e-12), 10)
+    theta0 = node.controller.theta_hat
+    for k in range(1, 20):                   # consecutive stamps: the estimate moves
+        assert loop.ask(q, v, stamp=t0 + 250_000_000 + k * 10_000_000) is not None
+    assert not np.allclose(node.controller.theta_hat, theta0)
+    # ~/reset_parameters puts it back
+    res = call(ros, Trigger, "/adaptive_controller/reset_parameters", Trigger.Request())
+    assert res.success
+    np.testing.assert_array_equal(node.controller.theta_hat, theta0)
+
+
+def test_bad_input_is_dropped_and_never_kills_the_node(ros):
+    node = make_node(ros)
+    loop = Loop(ros)
+    assert loop.ready(node)
+    q, v = READY.copy(), np.zeros(7)
+    bad = []
+    s = loop.now()
+    bad.append(cv.make_joint_state(NAMES, s, np.r_[q[:6], np.nan], v))          # NaN
+    bad.append(cv.make_joint_state(NAMES[:6], s, q[:6], v[:6]))                 # missing joint
+    m = cv.make_joint_state(NAMES, s, q, v)
+    m.velocity = cv.to_float_array(v[:5])                                        # lengths
+    bad.append(m)
+    bad.append(cv.make_joint_state(NAMES, s, q, None))                          # no velocity
+    bad.append(cv.make_joint_state(NAMES + [NAMES[0]], s, np.r_[q, 0.0], np.r_[v, 0.0]))
+    bad.append(JointState())                                                     # empty
+    for k, msg in enumerate(bad):     # re-sent until dropped (best effort may lose one early)
+        assert ros.request(lambda: loop.pub.publish(msg), lambda: node.dropped >= k + 1, 10)
+    ros.spin_for(0.2)
+    assert not loop.torques
+    # bad references: empty, no positions, non-increasing times
+    refs = [JointTrajectory(), cv.make_trajectory(NAMES, [0.0], accelerations=[np.zeros(7)]),
+            cv.make_trajectory(NAMES, [1.0, 0.5], positions=[q, q])]
+    for k, msg in enumerate(refs):
+        n = node.dropped
+        loop.ref_pub.publish(msg)
+        assert ros.spin_until(lambda: node.dropped == n + 1, 10)
+    assert node.reference is None
+    # stamps going backwards are refused, then a good state is answered
+    out = loop.ask(q, v)
+    assert out is not None
+    n, dropped = len(loop.torques), node.dropped
+    loop.send(q, v, stamp=cv.stamp_to_ns(out.header.stamp) - 1_000_000)
+    assert ros.spin_until(lambda: node.dropped == dropped + 1, 10)
+    assert not any(np.any(np.array(m.effort) != 0.0) for m in loop.torques[n:])
+    assert loop.ask(q, v) is not None
+
+
+def test_stale_states_give_zero_torque_once_reported_then_control_resumes(ros):
+    node = make_node(ros, state_timeout=0.3)
+    loop = Loop(ros)
+    assert loop.ready(node)
+    q, v = READY.copy(), np.full(7, 0.3)
+    # an old stamp (1 s, timeout 0.3 s): zero torque, reported once
+    loop.send(q, v, stamp=loop.now() - 1_000_000_000)
+    assert ros.spin_until(lambda: node.stale and loop.torques and
+                          np.all(np.array(loop.torques[-1].effort) == 0.0), 10)
+    assert node.stale_events == 1 and node.controlled == 0
+    # fresh states: control resumes
+    out = loop.ask(q, v)
+    assert out is not None and np.abs(out.effort).max() > 1.0 and not node.stale
+    # no states at all: the watchdog sends zero torque once
+    n = len(loop.torques)
+    assert ros.spin_until(lambda: node.stale and len(loop.torques) == n + 1, 5)
+    assert np.all(np.array(loop.torques[-1].effort) == 0.0)
+    ros.spin_for(0.5)
+    assert len(loop.torques) == n + 1 and node.stale_events == 2
+    assert loop.ask(q, v) is not None and not node.stale
+
+
+def test_enable_disable_service_and_parameter_validation(ros):
+    node = make_node(ros)
+    loop = Loop(ros)
+    assert loop.ready(node)
+    q, v = READY.copy(), np.zeros(7)
+    assert loop.ask(q, v) is not None
+    res = call(ros, SetBool, "/adaptive_controller/enable", SetBool.Request(data=False))
+    assert res.success and not node.enabled
+    assert ros.spin_until(lambda: np.all(np.array(loop.torques[-1].effort) == 0.0), 10)
+    n = len(loop.torques)
+    loop.send(q, v)
+    ros.spin_for(0.3)
+    assert len(loop.torques) == n            # disabled: silent
+    res = call(ros, SetBool, "/adaptive_controller/enable", SetBool.Request(data=True))
+    assert res.success and node.enabled
+    assert loop.ask(q, v) is not None
+    # gains: negative, non-finite or wrongly sized values are refused, the old ones stay
+    for name, value in (("kd_gains", [-1.0]), ("lambda_gains", [1.0, 2.0]),
+                        ("gamma_gains", [0.0]), ("gamma_gains", [1.0, 2.0, 3.0]),
+                        ("effort_limits", [1.0, 2.0]), ("kd_gains", [float("nan")])):
+        res = node.set_parameters([Parameter(name, value=value)])
+        assert not res[0].successful, (name, value)
+    assert node.p.kd_gains == [20.0]
+    theta = node.controller.theta_hat
+    res = node.set_parameters([Parameter("kd_gains", value=[5.0] * 7)])
+    assert res[0].successful
+    np.testing.assert_allclose(node.controller.gains.K_D, [5.0] * 7)
+    np.testing.assert_array_equal(node.controller.theta_hat, theta)   # estimate kept
+    # compensate_gravity false: at rest on the held pose the torque is zero
+    assert node.set_parameters([Parameter("compensate_gravity", value=False)])[0].successful
+    out = loop.ask(q, v)
+    assert out is not None and np.abs(out.effort).max() < 1e-9
+    assert node.set_parameters([Parameter("adapt", value=False)])[0].successful
+    assert not node.controller.adapt
+
+
+def test_effort_limits_clamp_and_are_reported(ros):
+    node = make_node(ros, effort_limits=[2.0])
+    loop = Loop(ros)
+    assert loop.ready(node)
+    out = loop.ask(READY, np.full(7, 1.0))
+    assert out is not None and np.abs(out.effort).max() <= 2.0 and node.clamped == 1
+
+
+def test_console_script_runs_and_refuses_bad_gains(ros):
+    proc = NodeProcess(NODE_MODULE, ros_args(("urdf_path", ARM7), ("state_timeout", "0.0")))
+    bad = NodeProcess(NODE_MODULE, ros_args(("urdf_path", ARM7), ("kd_gains", "[-1.0]")))
+    try:
+        loop = Loop(ros)
+        assert proc.wait_for_log("adaptive Slotine-Li on 7 joints", 60, ros.executor), \
+            proc.describe()
+        assert wait_matched(ros, pub=loop.pub, sub=loop.sub, timeout_s=30), proc.describe()
+        got = None
+        for _ in range(40):          # the first message may precede discovery: re-send
+            got = loop.ask(READY, np.zeros(7), timeout_s=0.5)
+            if got is not None:
+                break
+        assert got is not None and len(got.effort) == 7, proc.describe()
+        deadline = time.monotonic() + 30
+        while bad.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not bad.alive() and bad.proc.returncode == 1, bad.describe()
+        assert "kd_gains" in bad.log()
+    finally:
+        assert proc.stop() in (0, -2), proc.describe()
+        bad.stop()
+
+
+def test_closed_loop_through_the_nodes_converges(tmp_path, capsys):
+    """Simulator node (arm7 + 2 kg payload) <-> adaptive_controller_node (arm7), 10 s of
+    simulated time at 1 kHz in lockstep: RMS of the last second <= 10% of the first."""
+    s = demo.run(duration=10.0, out_dir=str(tmp_path), plot=False, which=("adaptive",),
+                 stream=open(os.devnull, "w"))
+    rms = s["rms_per_second"][:, 0]
+    V = s["adaptive_V"]
+    with capsys.disabled():
+        print("\n[through the nodes] RMS per second %s, ratio %.3f, V %.3g -> %.3g (largest "
+              "increase %.2e), %.2fx real time, lockstep timeouts %d"
+              % (np.array2string(rms, precision=4), s["ratio_adaptive"], V[0], V[-1],
+                 s["V_max_increase"], s["realtime_factor"], s["lockstep_misses"]))
+    assert s["lockstep_misses"] == 0
+    assert s["dropped"] == {"adaptive": 0}
+    assert s["ratio_adaptive"] <= 0.1
+    assert s["V_max_increase"] <= 1e-6 * V[0]
+    assert abs(s["theta_hat"][0] - s["theta_nominal"][0] - demo.PAYLOAD_MASS) < 0.2
+    assert (tmp_path / "adaptive_demo.npz").exists()
+
+
+def test_demo_console_entry_writes_the_figure(tmp_path):
+    """The make-demo entry point, short: both loops, the printout and the PNG."""
+    import io
+    import contextlib
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = demo.main(["--duration", "2", "--out", str(tmp_path)])
+    text = buf.getvalue()
+    assert rc == 0
+    assert "tracking RMS" in text and "2.0 s" in text, text
+    assert (tmp_path / "adaptive_demo.png").stat().st_size > 10_000

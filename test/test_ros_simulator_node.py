@@ -1,0 +1,277 @@
+"""forward_dynamics_node (the simulator) over real DDS.
+
+Stepping is checked against ldr.forward_dynamics / ldr.hybrid_dynamics with the semi-implicit
+step ``v+ = v + dt a``, ``q+ = integrate(q, v+, dt)``. JointState doubles survive CDR exactly,
+so the test recomputes each step from the published states.
+
+Timer-driven runs use a low rate (the default 1000 Hz is measured separately and reported,
+not asserted: a loaded 2-core CI machine may not keep up).
+"""
+import io
+import math
+import os
+import time
+
+import numpy as np
+import pytest
+
+from ros_fixtures import (ARM7, CONFIG_DIR, DOUBLE_PENDULUM, NodeProcess, RosSession,  # noqa
+                          ros, ros_args, wait_matched)
+
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import QoSProfile  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+
+import lie_dynamics_ros as ldr  # noqa: E402
+from lie_dynamics_ros.ros import conversions as cv  # noqa: E402
+from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode  # noqa: E402
+
+TOL = 1e-9
+READY = [0.0, -math.pi / 4, 0.0, -3 * math.pi / 4, 0.0, math.pi / 2, math.pi / 4]
+SIM_NODE = "lie_dynamics_ros.ros.forward_dynamics_node"
+
+
+def make_sim(session, drive="timer", **params):
+    params.setdefault("urdf_path", ARM7)
+    params.setdefault("initial_positions", READY)
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    return session.add(ForwardDynamicsNode(context=session.context, drive=drive,
+                                           parameter_overrides=overrides))
+
+
+def collect(session, topic="joint_states", cls=JointState):
+    box = []
+    session.node.create_subscription(cls, topic, box.append, QoSProfile(depth=1000))
+    return box
+
+
+def arrays(msg):
+    return (cv.stamp_to_ns(msg.header.stamp), np.array(msg.position), np.array(msg.velocity),
+            np.array(msg.effort))
+
+
+def test_zero_torque_under_gravity_first_steps_match_forward_dynamics(ros):
+    model = ldr.load_urdf(ARM7)
+    rate = 100.0
+    states = collect(ros)
+    t_wall = time.monotonic()
+    sim = make_sim(ros, rate=rate, publish_clock=True)
+    assert ros.spin_until(lambda: len(states) >= 15, 30), "got %d states" % len(states)
+    elapsed = time.monotonic() - t_wall
+    dt_ns = sim.dt_ns
+    assert dt_ns == 10_000_000
+    by_stamp = {arrays(m)[0]: arrays(m) for m in states}
+    t0, q0, v0, e0 = by_stamp[0]                          # the initial state comes first
+    np.testing.assert_allclose(q0, READY, atol=0)
+    assert not v0.any() and not e0.any()
+    checked = 0
+    for t, q, v, e in sorted(by_stamp.values(), key=lambda x: x[0]):
+        prev = by_stamp.get(t - dt_ns)
+        if prev is None:
+            continue
+        _, qp, vp, _ = prev
+        a = ldr.forward_dynamics(model, qp, vp, np.zeros(model.nv))
+        np.testing.assert_allclose(v, vp + a * dt_ns * 1e-9, rtol=0, atol=TOL)
+        np.testing.assert_allclose(q, ldr.integrate(model, qp, v, dt_ns * 1e-9), rtol=0,
+                                   atol=TOL)
+        assert not e.any()
+        checked += 1
+    assert checked >= 10
+    assert np.abs(by_stamp[max(by_stamp)][2]).max() > 1e-3   # it is falling
+    print("timer-driven simulator: %d steps at rate %.0f Hz in %.2f s wall"
+          % (len(states) - 1, rate, elapsed))
+
+
+def test_default_rate_is_measured(ros):
+    """Runs the default 1000 Hz for ~1 s and reports the achieved rate (not asserted)."""
+    states = collect(ros)
+    sim = make_sim(ros, publish_clock=True)
+    assert sim.p.rate == 1000.0
+    assert ros.spin_until(lambda: len(states) >= 1, 30)
+    steps0, t0 = sim.sim.steps, time.monotonic()
+    ros.spin_for(1.0)
+    steps, wall = sim.sim.steps - steps0, time.monotonic() - t0
+    assert steps > 0
+    assert sim.sim.t_ns == sim.sim.steps * sim.dt_ns       # simulation time is exact
+    print("default rate 1000 Hz: achieved %.0f steps/s (%.2fx real time)"
+          % (steps / wall, steps / wall / 1000.0))
+
+
+def test_process_watchdog_clock_and_effort_limits():
+    session = RosSession()
+    # double pendulum (effort limit 100 N m) without gravity: stays bounded at this rate
+    proc = NodeProcess(SIM_NODE, ros_args(
+        ("urdf_path", DOUBLE_PENDULUM), ("rate", "200.0"), ("publish_clock", "true"),
+        ("command_timeout", "0.5"), ("log_throttle_sec", "0.0"), ("gravity", "[0.0, 0.0, 0.0]"),
+        params_files=[os.path.join(CONFIG_DIR, "double_pendulum_initial_state.yaml")]))
+    try:
+        clocks = collect(session, "/clock", Clock)
+        states = collect(session)
+        cmd_pub = session.node.create_publisher(Float64MultiArray, "effort_controller/commands",
+                                                10)
+        assert proc.wait_for_log("robot model loaded", 60, session.executor), proc.describe()
+        # /clock advances
+        assert session.spin_until(lambda: len(clocks) >= 5, 30), proc.describe()
+        ticks = [cv.stamp_to_ns(c.clock) for c in clocks]
+        assert all(b > a for a, b in zip(ticks, ticks[1:])) and ticks[-1] > ticks[0]
+        # a command above the URDF limit (100 N m) is clamped and reported
+        assert wait_matched(session, pub=cmd_pub), proc.describe()
+        command = cv.make_command_array([150.0, -20.0])
+        clamped = np.array([100.0, -20.0])
+
+        def effort_is(target):
+            return bool(states) and np.allclose(states[-1].effort, target, atol=0)
+
+        assert session.request(lambda: cmd_pub.publish(command), lambda: effort_is(clamped),
+                               20, every_s=0.05), proc.describe()
+        assert proc.wait_for_log("clamped commanded torques", 10, session.executor)
+        assert "watchdog" not in proc.log()
+        # no more commands: after command_timeout the effort drops to zero, logged once
+        assert session.spin_until(lambda: effort_is(np.zeros(2)), 20), proc.describe()
+        n_states = len(states)
+        assert session.spin_until(lambda: len(states) >= n_states + 40, 20), proc.describe()
+        assert effort_is(np.zeros(2))
+        assert proc.log().count("watchdog: no command") == 1, proc.describe()
+        assert proc.alive(), proc.describe()
+    finally:
+        proc.stop()
+        session.close()
+
+
+def test_joint_torques_by_name_drive_the_simulator(ros):
+    model = ldr.load_urdf(ARM7)
+    sim = make_sim(ros, drive="external", command_timeout=0.0)
+    states = collect(ros)
+    pub = ros.node.create_publisher(JointState, "joint_torques", 10)
+    assert wait_matched(ros, pub=pub)
+    tau = np.linspace(-3.0, 3.0, 7)
+    names = list(model.joint_names)
+    perm = [3, 0, 6, 2, 5, 1, 4]
+    msg = cv.make_joint_state([names[i] for i in perm] + ["extra"], 0, effort=np.r_[
+        tau[perm], math.nan])
+    pub.publish(msg)
+    assert ros.spin_until(lambda: sim.last_cmd_ns is not None, 10)
+    sim.tick()      # publishes the initial state
+    sim.tick()      # one step with tau
+    assert ros.spin_until(lambda: len(states) >= 2, 10)
+    _, q0, v0, _ = arrays(states[0])
+    _, q1, v1, e1 = arrays(states[1])
+    np.testing.assert_array_equal(e1, tau)
+    a = ldr.forward_dynamics(model, q0, v0, tau)
+    np.testing.assert_allclose(v1, v0 + a * sim.dt_ns * 1e-9, atol=TOL)
+
+
+def test_hybrid_prescribed_joints_follow_the_reference(ros):
+    model = ldr.load_urdf(ARM7)
+    names = list(model.joint_names)
+    prescribed = ["panda_joint2", "panda_joint4"]
+    mask = np.array([n in prescribed for n in names])
+    sim = make_sim(ros, drive="external", prescribed_joints=prescribed, publish_clock=True,
+                   command_timeout=0.0)
+    states = collect(ros)
+    ref_pub = ros.node.create_publisher(JointTrajectory, "reference", 10)
+    assert wait_matched(ros, pub=ref_pub)
+    # q(t) = q0 + A sin(w t) for the prescribed joints, points every 50 ms with exact q, v, a
+    A, w = np.array([0.3, 0.4]), 2 * math.pi
+    q0 = np.array(READY)[mask]
+    times = np.arange(0.0, 1.0001, 0.05)
+    qs = q0 + A * np.sin(w * times)[:, None]
+    vs = A * w * np.cos(w * times)[:, None]
+    accs = -A * w ** 2 * np.sin(w * times)[:, None]
+    msg = cv.make_trajectory(prescribed, times, qs, vs, accs)   # stamp 0: starts "now" = 0
+    ref_pub.publish(msg)
+    assert ros.spin_until(lambda: sim.sim.reference is not None, 10)
+    ref, _ = cv.TrajectoryReference.from_msg(msg, cv.JointIndex(names), 0)
+    n_steps = 300
+    for _ in range(n_steps + 1):
+        sim.tick()
+    assert ros.spin_until(lambda: len(states) >= n_steps + 1, 20)
+    seq = [arrays(m) for m in states]
+    dt = sim.dt_ns * 1e-9
+    for k in range(1, n_steps + 1):
+        t, q, v, e = seq[k]
+        tp, qp, vp, _ = seq[k - 1]
+        assert t == tp + sim.dt_ns
+        rq, rv, _ = ref.sample(t)
+        np.testing.assert_allclose(q[mask], rq[mask], atol=1e-12)        # follows exactly
+        np.testing.assert_allclose(v[mask], rv[mask], atol=1e-12)
+        tt = t * 1e-9
+        np.testing.assert_allclose(q[mask], q0 + A * np.sin(w * tt), atol=1e-5)
+        # the torques published are those of Kim's hybrid dynamics for this motion
+        a_given = np.zeros(model.nv)
+        a_given[mask] = ref.sample(tp)[2][mask]
+        a_full, tau_full = ldr.hybrid_dynamics(model, qp, vp, a_given, np.zeros(model.nv),
+                                               mask)
+        np.testing.assert_allclose(e, tau_full, rtol=0, atol=TOL)
+        np.testing.assert_allclose(ldr.inverse_dynamics(model, qp, vp, a_full), tau_full,
+                                   rtol=0, atol=1e-8)
+        assert not e[~mask].any()
+        np.testing.assert_allclose(v[~mask], vp[~mask] + dt * a_full[~mask], rtol=0, atol=TOL)
+    assert np.abs(np.array([s[3][mask] for s in seq[1:]])).max() > 1.0
+
+
+def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
+    pytest.importorskip("mcap_ros2")
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    from lie_dynamics_ros.ros import bringup
+    path = os.path.join(tmp_path, "run.mcap")
+    out = io.StringIO()
+    summary = bringup.run(["sim_with_gravity_compensation", "--offline", "--duration", "0.2",
+                           "--record", path, "--progress"], stream=out)
+    assert summary["steps"] == 200 and summary["lockstep_misses"] == 0
+    # gravity compensation in the loop: the arm holds the initial pose
+    np.testing.assert_allclose(summary["final_positions"], READY, atol=1e-8)
+    assert "100.0%" in out.getvalue()
+    counts, last = {}, {}
+    with open(path, "rb") as f:
+        for _, channel, message, decoded in make_reader(
+                f, decoder_factories=[DecoderFactory()]).iter_decoded_messages():
+            counts[channel.topic] = counts.get(channel.topic, 0) + 1
+            last[channel.topic] = decoded
+    assert counts["/joint_states"] == 201 and counts["/clock"] == 201
+    assert counts["/joint_torques"] >= 200
+    assert cv.stamp_to_ns(last["/joint_states"].header.stamp) == 200_000_000
+    assert np.isfinite(last["/joint_torques"].effort).all()
+
+
+def test_divergence_keeps_publishing_finite_states(ros):
+    sim = make_sim(ros, drive="external", command_timeout=0.0)
+    states = collect(ros)
+    sim.tick()
+    sim.sim.stepper = lambda model, q, v, accel, dt: (q, v * math.nan)   # a step that blows up
+    sim.tick()
+    sim.tick()
+    assert ros.spin_until(lambda: len(states) >= 3, 10)
+    assert sim.diverged == 2
+    for m in states:
+        assert np.isfinite(m.position).all() and np.isfinite(m.velocity).all()
+    np.testing.assert_array_equal(states[-1].velocity, np.zeros(7))
+    assert cv.stamp_to_ns(states[-1].header.stamp) > cv.stamp_to_ns(states[0].header.stamp)
+
+
+@pytest.mark.parametrize("method", ["rkmk4", "cf4"])
+def test_other_integrators_plug_in(ros, method):
+    from lie_dynamics_ros.integrators.simulate import make_stepper
+    model = ldr.load_urdf(ARM7)
+    sim = make_sim(ros, drive="external", integrator=method, command_timeout=0.0)
+    states = collect(ros)
+    for _ in range(3):
+        sim.tick()
+    assert ros.spin_until(lambda: len(states) >= 3, 10)
+    step = make_stepper(model, method)
+    dt = sim.dt_ns * 1e-9
+    for k in (1, 2):
+        _, qp, vp, _ = arrays(states[k - 1])
+        _, q, v, _ = arrays(states[k])
+        q_ref, v_ref = step(qp, vp, dt)
+        np.testing.assert_allclose(q, q_ref, rtol=0, atol=TOL)
+        np.testing.assert_allclose(v, v_ref, rtol=0, atol=TOL)
+
+
+def test_unknown_integrator_is_refused(ros):
+    with pytest.raises(ValueError, match="unknown integrator"):
+        make_sim(ros, integrator="no_such_method")
