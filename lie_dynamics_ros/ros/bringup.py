@@ -45,36 +45,28 @@ SIMULATOR = NodeSpec("forward_dynamics_node", "forward_dynamics",
                      ("simulator.yaml", "{robot}_initial_state.yaml"))
 INVERSE_DYNAMICS = NodeSpec("inverse_dynamics_node", "inverse_dynamics",
                             ("inverse_dynamics.yaml",))
+ADAPTIVE = NodeSpec("adaptive_controller_node", "adaptive_controller",
+                    ("adaptive_controller.yaml",))
 
 #: graph name = launch file name without ``.launch.py``
 GRAPHS = {
     "inverse_dynamics": (INVERSE_DYNAMICS,),
     "simulator": (SIMULATOR,),
     "sim_with_gravity_compensation": (SIMULATOR, INVERSE_DYNAMICS),
+    "adaptive_controller": (ADAPTIVE,),
 }
 
 #: launch arguments' defaults, as in the launch files
 DEFAULT_URDF = "arm7.urdf"
 DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
-                        "sim_with_gravity_compensation": True}
+                        "sim_with_gravity_compensation": True, "adaptive_controller": False}
 
 
 def package_root() -> str:
     """Folder holding config/, urdf/ and launch/: the package share directory when installed
     in an ament prefix (colcon, pip's data_files), else the source checkout."""
-    candidates = []
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        candidates.append(get_package_share_directory(PACKAGE))
-    except Exception:
-        pass
-    candidates += [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                   os.path.join(sys.prefix, "share", PACKAGE)]
-    for c in candidates:
-        if os.path.isdir(os.path.join(c, "config")):
-            return c
-    raise FileNotFoundError("cannot find the %s config/ folder (looked in %s)"
-                            % (PACKAGE, candidates))
+    from lie_dynamics_ros.resources import share_dir
+    return share_dir()
 
 
 def config_file(name: str) -> str:
@@ -241,6 +233,9 @@ def run(argv=None, stream=sys.stderr):
                 sim = ForwardDynamicsNode(spec.name, drive="external" if opts.offline
                                           else "timer", **kwargs)
                 node = sim
+            elif spec is ADAPTIVE:
+                from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
+                node = AdaptiveControllerNode(spec.name, **kwargs)
             else:
                 node = InverseDynamicsNode(spec.name, **kwargs)
             nodes.append(node)
