@@ -69,20 +69,28 @@ def run_rate(node, executor, pub, answers, model, rate, count, stamp0):
     return lat, len(sent) - len(lat), count / t_send
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--count", type=int, default=2000)
-    ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
-    ap.add_argument("--warmup", type=int, default=300)
-    opts = ap.parse_args()
+#: the baseline: a bare rclpy node that echoes joint_states to joint_torques, no dynamics
+ECHO = """
+import rclpy
+from sensor_msgs.msg import JointState
+from rclpy.qos import qos_profile_sensor_data
+rclpy.init()
+node = rclpy.create_node("echo")
+pub = node.create_publisher(JointState, "joint_torques", 10)
+node.create_subscription(JointState, "joint_states", pub.publish, qos_profile_sensor_data)
+print("robot model loaded (echo ready)", flush=True)
+try:
+    rclpy.spin(node)
+except KeyboardInterrupt:
+    pass
+"""
 
-    model = ldr.load_urdf(ARM7)
+
+def measure(label, cmd, model, opts):
+    """Start ``cmd`` in another process and print its round-trip latency table."""
     log = tempfile.NamedTemporaryFile(prefix="ldr_bench_node_", suffix=".log", delete=False)
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "lie_dynamics_ros.ros.inverse_dynamics_node",
-                             "--ros-args", "-p", "urdf_path:=%s" % ARM7],
-                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    rclpy.init()
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     node = rclpy.create_node("ldr_latency_bench")
     executor = rclpy.executors.SingleThreadedExecutor()
     executor.add_node(node)
@@ -101,8 +109,7 @@ def main():
         if proc.poll() is not None or not pub.get_subscription_count():
             raise SystemExit("node did not start:\n" + open(log.name).read())
         run_rate(node, executor, pub, answers, model, 500.0, opts.warmup, 1_000_000_000)
-        print("inverse_dynamics_node latency, arm7 (7 DOF), node in another process, "
-              "joint_states -> joint_torques round trip")
+        print(label)
         print("%8s %7s %8s %8s %8s %8s %8s %6s" % ("rate Hz", "msgs", "sent Hz", "p50 us",
                                                    "p90 us", "p99 us", "max us", "lost"))
         for i, rate in enumerate(opts.rates):
@@ -111,7 +118,6 @@ def main():
             p = percentiles(lat)
             print("%8.0f %7d %8.0f %8.0f %8.0f %8.0f %8.0f %6d" % (
                 rate, len(lat), send_rate, p[50], p[90], p[99], p["max"], lost))
-        print("cpu cores: %d" % os.cpu_count())
     finally:
         proc.send_signal(2)
         try:
@@ -119,10 +125,34 @@ def main():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+        executor.shutdown()
         node.destroy_node()
-        rclpy.try_shutdown()
         log.close()
         os.unlink(log.name)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
+    ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the bare echo node (the executor's share of the latency)")
+    opts = ap.parse_args()
+
+    model = ldr.load_urdf(ARM7)
+    rclpy.init()
+    try:
+        measure("inverse_dynamics_node latency, arm7 (7 DOF), node in another process, "
+                "joint_states -> joint_torques round trip",
+                [sys.executable, "-m", "lie_dynamics_ros.ros.inverse_dynamics_node",
+                 "--ros-args", "-p", "urdf_path:=%s" % ARM7], model, opts)
+        if not opts.no_baseline:
+            measure("baseline: a bare rclpy echo node (no validation, no dynamics), same path",
+                    [sys.executable, "-c", ECHO], model, opts)
+        print("cpu cores: %d, load average %.2f" % (os.cpu_count(), os.getloadavg()[0]))
+    finally:
+        rclpy.try_shutdown()
 
 
 if __name__ == "__main__":
