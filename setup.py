@@ -52,18 +52,16 @@ setup(
     python_requires='>=3.10',
     install_requires=[
         'numpy',
-        'scipy',
         'numba',
         'urdf-parser-py',
-        'lxml',
-        'pyyaml',
+        'pyyaml',          # imported by urdf_parser_py
     ],
     extras_require={
-        'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib'],
+        'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib', 'scipy'],
         'plot': ['matplotlib'],
         'record': ['mcap', 'mcap-ros2-support'],
     },
-    zip_safe=True,
+    zip_safe=False,   # numba caches compiled kernels next to the modules
     maintainer='lie_dynamics_ros maintainers',
     maintainer_email='maintainers@lie-dynamics-ros.invalid',
     description='Lie-group rigid-body dynamics (RNEA, ABA, hybrid) with ROS 2 nodes',

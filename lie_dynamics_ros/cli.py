@@ -1,4 +1,4 @@
-"""``ldr_demo``: the model tree and its dynamics at one configuration (``make demo``)."""
+"""``ldr_demo``: the model tree and its dynamics at one configuration (``make dynamics-demo``)."""
 import argparse
 import sys
 import time
@@ -49,14 +49,23 @@ def main(argv=None):
     print(_row("g(q)", ldr.gravity_torques(model, q)))
     print(_row("C(q, v) v", ldr.coriolis_matrix(model, q, v) @ v))
     print("\nforward dynamics (ABA, Kim Table 3)")
-    print(_row("a = FD(q, v, tau)", ldr.forward_dynamics(model, q, v, tau)))
-    print(_row("free fall, tau = 0", ldr.forward_dynamics(model, q, v, np.zeros(model.nv))))
+    try:
+        print(_row("a = FD(q, v, tau)", ldr.forward_dynamics(model, q, v, tau)))
+        print(_row("free fall, tau = 0", ldr.forward_dynamics(model, q, v, np.zeros(model.nv))))
+    except ldr.InputError as e:       # e.g. a massless floating base: accelerations undefined
+        print(f"  undefined: {e}")
+    # prescribe the first half of the joints (whole joints: a free joint is one block)
+    half = len(model.joint_names) // 2
     mask = np.zeros(model.nv, bool)
-    mask[:model.nv // 2] = True
-    a_h, tau_h = ldr.hybrid_dynamics(model, q, v, a, tau, mask)
-    print(f"\nhybrid dynamics (Kim Table 4): first {mask.sum()} accelerations given, rest torques")
-    print(_row("a_full", a_h))
-    print(_row("tau_full", tau_h))
+    mask[:model.joint_v_index[half] if half < len(model.joint_names) else model.nv] = True
+    try:
+        a_h, tau_h = ldr.hybrid_dynamics(model, q, v, a, tau, mask)
+        print(f"\nhybrid dynamics (Kim Table 4): the first {half} joints' accelerations given, "
+              "the others' torques")
+        print(_row("a_full", a_h))
+        print(_row("tau_full", tau_h))
+    except ldr.InputError as e:
+        print(f"\nhybrid dynamics: undefined ({e})")
     M = ldr.mass_matrix(model, q)
     print(f"\nmass matrix M(q) (CRBA), eigenvalues {np.linalg.eigvalsh(M).min():.4f} .. "
           f"{np.linalg.eigvalsh(M).max():.4f}")
@@ -71,7 +80,10 @@ def main(argv=None):
     for name, fn in [("inverse_dynamics", lambda: ldr.inverse_dynamics(model, q, v, a)),
                      ("forward_dynamics", lambda: ldr.forward_dynamics(model, q, v, tau)),
                      ("mass_matrix", lambda: ldr.mass_matrix(model, q))]:
-        print(f"  {name:<20} {_timed(fn):7.2f} us")
+        try:
+            print(f"  {name:<20} {_timed(fn):7.2f} us")
+        except ldr.InputError:
+            print(f"  {name:<20} undefined for this model")
     return 0
 
 

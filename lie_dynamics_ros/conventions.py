@@ -11,7 +11,7 @@ SWAP6 = np.array([3, 4, 5, 0, 1, 2])
 
 
 def to_internal(x):
-    """(linear, angular) -> (angular, linear), along the first axis of ``x``... last axis."""
+    """(linear, angular) -> (angular, linear), along the last axis of ``x``."""
     return np.asarray(x)[..., SWAP6]
 
 

@@ -72,7 +72,7 @@ def robots_dir() -> str:
         from example_robot_data.path import EXAMPLE_ROBOT_DATA_MODEL_DIR  # type: ignore
 
         candidates.append(EXAMPLE_ROBOT_DATA_MODEL_DIR)
-    except Exception:  # pragma: no cover - optional
+    except ImportError:  # the python package is optional; its data is found above
         pass
     for c in candidates:
         if os.path.isdir(c):

@@ -93,6 +93,7 @@ def _calls(m):
         "coriolis_matrix": lambda q=q, v=v, a=v: ldr.coriolis_matrix(m, q, v),
         "kinetic_energy": lambda q=q, v=v, a=v: ldr.kinetic_energy(m, q, v),
         "integrate": lambda q=q, v=v, a=v: ldr.integrate(m, q, v),
+        "difference": lambda q=q, v=v, a=v: ldr.difference(m, q, q),
     }
 
 
@@ -104,7 +105,8 @@ def test_bad_arrays_raise_input_error(arm, call, bad):
           "nan": lambda x: np.r_[x[:-1], np.nan], "inf": lambda x: np.r_[np.inf, x[1:]],
           "text": lambda x: ["a"] * len(x)}[bad]
     fn = _calls(arm)[call]
-    used = {"mass_matrix": "q", "coriolis_matrix": "qv", "kinetic_energy": "qv", "integrate": "qv"}
+    used = {"mass_matrix": "q", "coriolis_matrix": "qv", "kinetic_energy": "qv", "integrate": "qv",
+            "difference": "q"}
     for kw in used.get(call, "qva"):
         args = {"q": q, "v": v, "a": v}
         args[kw] = mk(args[kw])

@@ -27,7 +27,7 @@ from lie_dynamics_ros.lie import se3
 
 from models import bundled, general_twin, zoo
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (a test dependency: make test installs it)
 from oracle import Oracle, erd  # noqa: E402
 
 N_STATES = 25

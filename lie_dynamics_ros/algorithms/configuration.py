@@ -45,6 +45,8 @@ def integrate(model, q, v, dt=1.0):
 def difference(model, q0, q1):
     """v such that integrate(q0, v) = q1 (log on the groups, subtraction elsewhere)."""
     q0, q1 = vec(q0, model.nq, "q0"), vec(q1, model.nq, "q1")
+    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(q1))):
+        raise InputError("non-finite values in q0 or q1")
     groups = _group_joints(model)
     if not groups:
         return q1 - q0

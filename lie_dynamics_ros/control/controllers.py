@@ -502,7 +502,7 @@ def _solve(x0, G, start, eps, rel_tol, max_iter):
     xs = _feasible_start(x0, start, eps)
     try:
         x = _barrier_nb(x0, G, xs, eps, rel_tol, max_iter, _E, _INFO)
-    except Exception:  # numba's LinAlgError on a singular Newton system
+    except (np.linalg.LinAlgError, ZeroDivisionError):   # a singular Newton system
         return xs
     if not (np.all(np.isfinite(x)) and _feasible(x, eps)):
         return xs

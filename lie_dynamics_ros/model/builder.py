@@ -42,6 +42,8 @@ class ModelBuilder:
     name: str = "robot"
     strict_inertia: bool = True     # False: a negative principal moment only warns
     links: dict = field(default_factory=dict)
+    #: stacklevel of inertia warnings: 3 points at the caller of add_link (load_urdf sets 5)
+    warn_stacklevel: int = field(default=3, repr=False)
     joints: list = field(default_factory=list)
 
     def add_link(self, name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, com_rotation=None):
@@ -54,7 +56,7 @@ class ModelBuilder:
         Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
         com = np.asarray(com, dtype=float)
         R = np.eye(3) if com_rotation is None else np.asarray(com_rotation, dtype=float)
-        _check_inertia(name, mass, com, Ic, R, self.strict_inertia)
+        _check_inertia(name, mass, com, Ic, R, self.strict_inertia, self.warn_stacklevel)
         self.links[name] = se3.spatial_inertia(mass, com, Ic, R)
 
     def add_joint(self, name, joint, parent, child, origin=None, mimic=None, lower=-np.inf,
@@ -122,7 +124,7 @@ class ModelBuilder:
         return _assemble(self, root, order, by_child)
 
 
-def _check_inertia(name, mass, com, Ic, R, strict):
+def _check_inertia(name, mass, com, Ic, R, strict, stacklevel):
     if not np.isfinite(mass) or mass < 0:
         raise URDFError(f"link {name!r}: mass must be finite and >= 0, got {mass}", name)
     if com.shape != (3,) or not np.all(np.isfinite(com)):
@@ -136,11 +138,11 @@ def _check_inertia(name, mass, com, Ic, R, strict):
         msg = f"link {name!r}: inertia is not positive semi-definite (eigenvalues {ev})"
         if strict:
             raise URDFError(msg + "; load_urdf(..., inertia_check='warn') accepts it", name)
-        warnings.warn(msg, stacklevel=4)
+        warnings.warn(msg, stacklevel=stacklevel)
     elif ev[0] + ev[1] < ev[2] - 1e-6 * max(1e-12, ev[2]) - tol:
         # physically impossible, yet common in published URDFs: warn, do not refuse
         warnings.warn(f"link {name!r}: principal moments {ev} violate the triangle inequality",
-                      stacklevel=4)
+                      stacklevel=stacklevel)
     if R.shape != (3, 3):
         raise URDFError(f"link {name!r}: inertial rotation must be 3x3", name)
 

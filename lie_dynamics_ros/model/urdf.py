@@ -116,7 +116,7 @@ def _element_in(msg):
 
 
 def _build(robot, floating_base, strict):
-    b = ModelBuilder(robot.name or "robot", strict_inertia=strict)
+    b = ModelBuilder(robot.name or "robot", strict_inertia=strict, warn_stacklevel=5)
     for link in robot.links:
         name = link.name
         if name is None:
