@@ -34,6 +34,8 @@ space                  group (algebra dim)  action / state
 ``ProductSpace(...)``  direct product       componentwise
 =====================  ===================  ========================================================
 """
+from math import factorial
+
 import numpy as np
 
 from ..lie import se3, so3
@@ -45,8 +47,7 @@ __all__ = [
 ]
 
 #: B_k / k!  (B_1 = -1/2) for k = 0..10: the coefficients of dexp^-1 = sum B_k/k! ad^k (eq. 8)
-BERNOULLI_COEFFS = np.array([1.0, -0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0,
-                             -1.0 / 1209600.0, 0.0, 1.0 / 47900160.0])
+BERNOULLI_COEFFS = np.array([float(b / factorial(k)) for k, b in enumerate(so3.bernoulli(10))])
 
 
 def dexp_inv_series(bracket, u, v, order):
@@ -71,8 +72,7 @@ def cross3(a, b):
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
-def _hat(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+_hat = so3.hat
 
 
 # ============================================================================= groups
@@ -595,12 +595,8 @@ def _series_even(coeffs, x):
     return out
 
 
-_C_S1 = [1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800, 1 / 6227020800,
-         -1 / 1307674368000]
-_C_G1 = [1 / 2, -1 / 24, 1 / 720, -1 / 40320, 1 / 3628800, -1 / 479001600, 1 / 87178291200,
-         -1 / 20922789888000]
-_C_G2 = [1 / 6, -1 / 120, 1 / 5040, -1 / 362880, 1 / 39916800, -1 / 6227020800,
-         1 / 1307674368000, -1 / 355687428096000]
+# the Taylor coefficients (in x = t^2) are lie.so3's, so both evaluate the same series
+_C_S1, _C_G1, _C_G2 = so3._S1, so3._G1, so3._G2
 
 
 def _piecewise(t, small_fn, large_fn):
@@ -651,12 +647,7 @@ def _batch_se3_exp(X):
     return R, np.einsum("nij,nj->ni", J, v)
 
 
-# (1 - (t/2) cot(t/2)) / t^2 = sum_{n>=1} (-1)^(n+1) B_2n / (2n)! t^(2n-2): 1/12, 1/720, 1/30240...
-_C_D2 = [1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160, 691 / 1307674368000,
-         1 / 74724249600, 3617 / 10670622842880000]
-
-
-_C_D2T = [2 * k * _C_D2[k] for k in range(1, len(_C_D2))]
+_C_D2, _C_D2T = so3._D2, so3._D2T       # (1 - (t/2) cot(t/2)) / t^2 and its derivative
 
 
 def _inv_small(t):
