@@ -42,7 +42,7 @@ from ..errors import InputError
 from ..kernels import dynamics as KD
 from ..kernels.joint_kinematics import joint_kinematics
 from ..kernels.layout import P, VI, NV, G, WR, WP, V, MI, MS, MSD, OK, NONFINITE
-from ..kernels.spatial import JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec
+from ..kernels.spatial import JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec
 from ..lie import se3
 from ._inputs import vec, check, prepare
 
@@ -203,14 +203,7 @@ def slotine_li_kernel(mi, fv, fm, q, v, vr, ar, tau, W, Wd, Fw, kin):
         ad_star_add(Vb, y, Fw[i], -0.5)
         mat_vec(I, Vb, y, 6, False)
         ad_star_add(W[i], y, Fw[i], -0.5)
-    for k in range(tau.shape[0]):
-        tau[k] = 0.0
-    for i in range(nj, 0, -1):
-        vi, nv = mi[i, VI], mi[i, NV]
-        matT_vec(fm[i, MS], Fw[i], tau[vi:vi + nv], nv, True)
-        p = mi[i, P]
-        if p > 0:
-            ad_inv_T_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], Fw[i], Fw[p], 1.0)
+    KD.backward_wrenches(mi, fv, fm, Fw, tau)
     return OK
 
 
@@ -226,21 +219,10 @@ def mass_matrix_derivative_kernel(mi, fv, fm, q, v, Jb, Jd, Md, kin):
     nj = mi.shape[0] - 1
     n = Jb.shape[2]
     Hc = np.empty((6, n))
+    zero = np.zeros((6, 6))
     Md[:, :] = 0.0
     for i in range(1, nj + 1):
-        I = fm[i, MI]
-        for r in range(6):
-            for k in range(n):
-                acc = 0.0
-                for cc in range(6):
-                    acc += I[r, cc] * Jd[i, cc, k]
-                Hc[r, k] = acc
-        for a_ in range(n):
-            for b_ in range(n):
-                acc = 0.0
-                for r in range(6):
-                    acc += Jb[i, r, a_] * Hc[r, b_]
-                Md[a_, b_] += acc
+        KD.add_body_coriolis(fm[i, MI], zero, Jb[i], Jd[i], Hc, Md)
     for a_ in range(n):
         for b_ in range(a_, n):
             s = Md[a_, b_] + Md[b_, a_]
@@ -292,18 +274,7 @@ def coriolis_ploen_kernel(mi, fv, fm, q, v, Jb, Jd, C, kin):
     for i in range(1, nj + 1):
         I = fm[i, MI]
         ploen_body_factor(I, fv[i, V:V + 3], Cb)
-        for r in range(6):
-            for k in range(n):
-                acc = 0.0
-                for cc in range(6):
-                    acc += I[r, cc] * Jd[i, cc, k] + Cb[r, cc] * Jb[i, cc, k]
-                H[r, k] = acc
-        for a_ in range(n):
-            for b_ in range(n):
-                acc = 0.0
-                for r in range(6):
-                    acc += Jb[i, r, a_] * H[r, b_]
-                C[a_, b_] += acc
+        KD.add_body_coriolis(I, Cb, Jb[i], Jd[i], H, C)
     return OK
 
 

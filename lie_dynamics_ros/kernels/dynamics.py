@@ -80,16 +80,22 @@ def rnea(mi, fv, fm, q, v, a, tau, kin, use_fext):
         if use_fext:
             for k in range(6):
                 Fi[k] -= c[FEXT + k]
+    backward_wrenches(mi, fv, fm, fv[:, F:F + 6], tau)
+    return OK
+
+
+@njit(**JIT)
+def backward_wrenches(mi, fv, fm, Fs, tau):
+    """tau_i = S_i^T F_i, children first, each F_i added to its parent's as Ad*_{T^-1} F_i
+    (the backward pass of Kim Table 2). ``Fs[i]`` holds body i's own wrench on entry."""
     for k in range(tau.shape[0]):
         tau[k] = 0.0
-    for i in range(nj, 0, -1):
-        c = fv[i]
+    for i in range(mi.shape[0] - 1, 0, -1):
         vi, nv = mi[i, VI], mi[i, NV]
-        matT_vec(fm[i, MS], c[F:F + 6], tau[vi:vi + nv], nv, True)
+        matT_vec(fm[i, MS], Fs[i], tau[vi:vi + nv], nv, True)
         p = mi[i, P]
         if p > 0:
-            ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], c[F:F + 6], fv[p, F:F + 6], 1.0)
-    return OK
+            ad_inv_T_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], Fs[i], Fs[p], 1.0)
 
 
 @njit(**JIT)
@@ -385,19 +391,26 @@ def coriolis(mi, fv, fm, Jb, Jd, C):
             B[r + 1, s + 2] += 0.5 * f0
             B[r + 2, s + 0] += 0.5 * f1
             B[r + 2, s + 1] -= 0.5 * f0
-        for r in range(6):
-            for k in range(n):
-                acc = 0.0
-                for cc in range(6):
-                    acc += I[r, cc] * Jd[i, cc, k] + B[r, cc] * Jb[i, cc, k]
-                H[r, k] = acc
-        for a_ in range(n):
-            for b_ in range(n):
-                acc = 0.0
-                for r in range(6):
-                    acc += Jb[i, r, a_] * H[r, b_]
-                C[a_, b_] += acc
+        add_body_coriolis(I, B, Jb[i], Jd[i], H, C)
     return OK
+
+
+@njit(**JIT)
+def add_body_coriolis(I, B, Ji, Jdi, H, C):
+    """C += J_i^T (I_i Jd_i + B_i J_i) for one body; ``H`` (6 x nv) is scratch."""
+    n = Ji.shape[1]
+    for r in range(6):
+        for k in range(n):
+            acc = 0.0
+            for cc in range(6):
+                acc += I[r, cc] * Jdi[cc, k] + B[r, cc] * Ji[cc, k]
+            H[r, k] = acc
+    for a_ in range(n):
+        for b_ in range(n):
+            acc = 0.0
+            for r in range(6):
+                acc += Ji[r, a_] * H[r, b_]
+            C[a_, b_] += acc
 
 
 @njit(**JIT)

@@ -66,7 +66,7 @@ def exp_coeffs(t):
     if t < _SMALL:
         x = t * t
         return _poly(_S1, x), _poly(_G1, x), _poly(_G2, x)
-    s, c = np.sin(t), np.cos(t)
+    s = np.sin(t)
     return s / t, 2.0 * np.sin(0.5 * t) ** 2 / (t * t), (t - s) / t ** 3
 
 
