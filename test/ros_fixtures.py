@@ -14,6 +14,11 @@ Timeouts are generous for a loaded 2-core CI machine; the scale factor
 ``LDR_TEST_TIMEOUT_SCALE`` stretches them further.
 
 Use with ``from ros_fixtures import *`` in a test module (pytest then sees the fixtures).
+
+rclpy is a test dependency (``make test`` installs it): it is imported where it is used
+(``RosSession``, the ``ros`` fixture), so that a module needing only the paths and helpers
+here (test_launch_files.py's static checks) runs without it, and a test that needs rclpy
+fails with ImportError when it is missing instead of being skipped.
 """
 import atexit
 import os
@@ -43,8 +48,13 @@ atexit.register(shutil.rmtree, _LOG_DIR, True)
 os.environ.setdefault("ROS_LOG_DIR", _LOG_DIR)
 os.environ.setdefault("RCUTILS_COLORIZED_OUTPUT", "0")
 
-rclpy = pytest.importorskip("rclpy")  # the Makefile installs it; a plain core install may not
-import rclpy.executors  # noqa: E402
+
+
+def _rclpy():
+    """rclpy (a test dependency: a missing install fails the test, it does not skip it)."""
+    import rclpy
+    import rclpy.executors  # noqa: F401
+    return rclpy
 
 
 def timeout(seconds: float) -> float:
@@ -102,6 +112,8 @@ class RosSession:
     """A private rclpy context with one test node and a single-threaded executor."""
 
     def __init__(self, name="ldr_test"):
+        rclpy = _rclpy()
+        self.rclpy = rclpy
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
@@ -126,7 +138,7 @@ class RosSession:
             self.executor.remove_node(n)
             n.destroy_node()
         self.executor.shutdown()
-        rclpy.try_shutdown(context=self.context)
+        self.rclpy.try_shutdown(context=self.context)
 
 
 @pytest.fixture
@@ -158,12 +170,16 @@ class NodeProcess:
     """A node run as its own process (``python -m module --ros-args ...``).
 
     Output goes to a file (a full pipe could block the node); ``log()`` reads it.
-    ``stop()`` interrupts, then terminates, then kills: always call it in ``finally``.
+    ``stop()`` interrupts, then terminates, then kills, and removes the file (``log()`` then
+    returns what it held): always call it in ``finally``.
     """
 
     def __init__(self, module, args, name=None):
         self.module = module
-        self._out = tempfile.NamedTemporaryFile(prefix="ldr_node_", suffix=".log", delete=False)
+        self._final_log = None
+        self._out = tempfile.NamedTemporaryFile(prefix="ldr_node_", suffix=".log", delete=False,
+                                                dir=_LOG_DIR)
+        self.log_path = self._out.name
         self.cmd = [sys.executable, "-m", module] + list(args)
         self.proc = subprocess.Popen(self.cmd, cwd=REPO, env=node_env(), stdout=self._out,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -172,7 +188,9 @@ class NodeProcess:
         return self.proc.poll() is None
 
     def log(self):
-        with open(self._out.name, encoding="utf-8", errors="replace") as f:
+        if self._final_log is not None:
+            return self._final_log
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
             return f.read()
 
     def wait_for_log(self, text, timeout_s, executor=None, repeat=None, every_s=0.5):
@@ -209,7 +227,10 @@ class NodeProcess:
                 except subprocess.TimeoutExpired:
                     self.proc.kill()
                     self.proc.wait(timeout=5)
-        self._out.close()
+        if self._final_log is None:
+            self._out.close()
+            self._final_log = self.log()
+            os.unlink(self.log_path)
         return self.proc.returncode
 
     def describe(self):

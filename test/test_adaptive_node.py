@@ -225,6 +225,21 @@ def test_enable_disable_service_and_parameter_validation(ros):
     res = call(ros, SetBool, "/adaptive_controller/enable", SetBool.Request(data=True))
     assert res.success and node.enabled
     assert loop.ask(q, v) is not None
+    # a reference received before disabling is forgotten on enable: the node holds the
+    # position of the first state after it (e = 0) until a new reference arrives
+    t0 = loop.now()
+    loop.ref_pub.publish(cv.make_trajectory(NAMES, [0.0, 100.0], positions=[q + 0.3, q + 0.6],
+                                            stamp_ns=t0))
+    assert ros.spin_until(lambda: node.reference is not None, 10)
+    assert call(ros, SetBool, "/adaptive_controller/enable",
+                SetBool.Request(data=False)).success
+    assert call(ros, SetBool, "/adaptive_controller/enable",
+                SetBool.Request(data=True)).success
+    assert node.reference is None
+    n_err = len(loop.err)
+    assert loop.ask(q, v) is not None
+    assert ros.spin_until(lambda: len(loop.err) > n_err, 10)
+    np.testing.assert_array_equal(np.reshape(loop.err[-1].data, (3, 7))[0], np.zeros(7))
     # gains: negative, non-finite or wrongly sized values are refused, the old ones stay
     for name, value in (("kd_gains", [-1.0]), ("lambda_gains", [1.0, 2.0]),
                         ("gamma_gains", [0.0]), ("gamma_gains", [1.0, 2.0, 3.0]),
@@ -273,8 +288,9 @@ def test_console_script_runs_and_refuses_bad_gains(ros):
         assert not bad.alive() and bad.proc.returncode == 1, bad.describe()
         assert "kd_gains" in bad.log()
     finally:
-        assert proc.stop() in (0, -2), proc.describe()
+        rc = proc.stop()        # stop both before asserting anything about them
         bad.stop()
+    assert rc in (0, -2), proc.describe()
 
 
 def test_closed_loop_through_the_nodes_converges(tmp_path, capsys):
@@ -308,3 +324,17 @@ def test_demo_console_entry_writes_the_figure(tmp_path):
     assert rc == 0
     assert "tracking RMS" in text and "2.0 s" in text, text
     assert (tmp_path / "adaptive_demo.png").stat().st_size > 10_000
+
+
+def test_demo_without_matplotlib_skips_the_figure_with_a_message(tmp_path, monkeypatch):
+    """matplotlib is optional at run time: the demo runs, writes the data and says why
+    there is no figure."""
+    import io
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib -> ImportError
+    out = io.StringIO()
+    s = demo.run(duration=0.2, out_dir=str(tmp_path), stream=out)
+    assert "figure" not in s
+    assert "matplotlib is not installed: no figure" in out.getvalue()
+    assert (tmp_path / "adaptive_demo.npz").exists()
+    assert not (tmp_path / "adaptive_demo.png").exists()

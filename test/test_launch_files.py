@@ -6,9 +6,10 @@ Checked statically (AST) in every environment:
 - every Node names an executable that setup.py's console_scripts provides;
 - every YAML / URDF file name it mentions exists under config/ or urdf/;
 - every LaunchConfiguration it reads is declared;
-- ldr_bringup's GRAPHS run the same executables, node names and YAML files;
-- every config/*.yaml is a ``ros__parameters`` file whose keys are node names of the launch
-  files and whose parameters the nodes declare, and rcl's own YAML parser accepts it.
+- every launch file is one of ldr_bringup's GRAPHS, which runs the same executables, node
+  names and YAML files;
+- every config/*.yaml is a ``ros__parameters`` file whose keys are node names of our three
+  nodes and whose parameters those nodes declare, and rcl's own YAML parser accepts it.
 
 When launch_ros is importable (a sourced ROS 2 install; it is not on PyPI) the launch files'
 ``generate_launch_description()`` is also run. Without it that check is reported as NOT RUN
@@ -106,10 +107,10 @@ def launch(request):
     return LaunchInfo(request.param)
 
 
-def test_there_are_the_three_launch_files():
+def test_there_are_the_four_launch_files():
     names = {os.path.basename(p) for p in LAUNCH_FILES}
     assert {"inverse_dynamics.launch.py", "simulator.launch.py",
-            "sim_with_gravity_compensation.launch.py"} <= names
+            "sim_with_gravity_compensation.launch.py", "adaptive_controller.launch.py"} <= names
 
 
 def test_executables_exist_in_setup_py(launch):
@@ -162,8 +163,7 @@ def test_every_argument_is_described_and_every_configuration_declared(launch):
 def test_bringup_runs_the_same_graphs_as_the_launch_files(launch):
     from lie_dynamics_ros.ros import bringup
     graph = os.path.basename(launch.path)[:-len(".launch.py")]
-    if graph not in bringup.GRAPHS:
-        pytest.skip("%s is not one of ldr_bringup's graphs" % graph)
+    assert graph in bringup.GRAPHS, "%s has no ldr_bringup graph" % launch.path
     robot = os.path.splitext(bringup.DEFAULT_URDF)[0]
     expected = sorted((n.executable, n.name, [f.format(robot=robot) for f in n.params_files])
                       for n in bringup.GRAPHS[graph])
@@ -175,10 +175,49 @@ def test_bringup_runs_the_same_graphs_as_the_launch_files(launch):
 
 
 def _declared_parameters():
-    from lie_dynamics_ros.ros import forward_dynamics_node, inverse_dynamics_node
+    """{node name: parameters it declares} for the three nodes (default node names)."""
+    from lie_dynamics_ros.ros import (adaptive_controller_node, forward_dynamics_node,
+                                      inverse_dynamics_node)
     common = {"robot_description", "urdf_path", "use_sim_time"}
     return {"forward_dynamics": {p.name for p in forward_dynamics_node.PARAMS} | common,
-            "inverse_dynamics": {p.name for p in inverse_dynamics_node.PARAMS} | common}
+            "inverse_dynamics": {p.name for p in inverse_dynamics_node.PARAMS} | common,
+            "adaptive_controller": {p.name for p in adaptive_controller_node.PARAMS} | common}
+
+
+def test_every_node_of_the_launch_files_has_its_parameters_checked(launch):
+    """The YAML check below covers every node a launch file starts."""
+    declared = _declared_parameters()
+    for _, name, _ in launch.node_entries():
+        assert name in declared, "%s: node %s" % (launch.path, name)
+
+
+def parameter_file_problems(data):
+    """What is wrong with a parsed ``ros__parameters`` YAML file for our nodes (a list)."""
+    declared = _declared_parameters()
+    problems = []
+    for node_name, block in data.items():
+        if not isinstance(block, dict) or list(block) != ["ros__parameters"]:
+            problems.append("%s: not a ros__parameters block" % node_name)
+            continue
+        if node_name == "/**":      # wildcard block: parameters of every node
+            continue
+        if node_name not in declared:
+            problems.append("%s is not one of our nodes" % node_name)
+            continue
+        unknown = set(block["ros__parameters"]) - declared[node_name] - {"qos_overrides"}
+        if unknown:
+            problems.append("%s does not declare %s" % (node_name, sorted(unknown)))
+    return problems
+
+
+def test_parameter_file_check_catches_unknown_nodes_and_parameters():
+    good = yaml.safe_load(open(os.path.join(CONFIG_DIR, "adaptive_controller.yaml")))
+    assert set(good) == {"adaptive_controller"} and parameter_file_problems(good) == []
+    typo = {"adaptive_controller": {"ros__parameters": {"kd_gain": [1.0]}}}
+    assert parameter_file_problems(typo) == ["adaptive_controller does not declare "
+                                             "['kd_gain']"]
+    assert parameter_file_problems({"controller": {"ros__parameters": {}}}) == [
+        "controller is not one of our nodes"]
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(CONFIG_DIR, "*.yaml"))),
@@ -186,12 +225,8 @@ def _declared_parameters():
 def test_config_yaml_is_a_parameter_file_for_our_nodes(path, ros):
     from rclpy.node import Node
     data = yaml.safe_load(open(path))
-    declared = _declared_parameters()
+    assert parameter_file_problems(data) == [], path
     for node_name, block in data.items():
-        assert list(block) == ["ros__parameters"], "%s: %s" % (path, node_name)
-        if node_name in declared:   # our two nodes: every parameter must be one they declare
-            unknown = set(block["ros__parameters"]) - declared[node_name] - {"qos_overrides"}
-            assert not unknown, "%s: %s does not declare %s" % (path, node_name, unknown)
         if node_name == "/**":
             continue
         # rcl's parser (stricter than PyYAML: no mixed int/float arrays, ...) accepts it

@@ -7,13 +7,14 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
-from ros_fixtures import REPO, node_env
+from ros_fixtures import REPO, NodeProcess, node_env
 
-pytest.importorskip("sensor_msgs")
+# test dependencies (make test installs them): a missing one fails, it does not skip
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
@@ -92,6 +93,31 @@ def test_required_joint_mask_allows_absent_joints():
     assert arr.effort[0] == 1.0 and arr.effort[2] == 3.0 and np.isnan(arr.effort[1])
     _, reason = cv.parse_joint_state(msg, index, need=("effort",), optional=())
     assert "missing joints ['j2']" in reason
+    # the same names with the mask again: still accepted (the cache is keyed on the mask)
+    arr, reason = cv.parse_joint_state(msg, index, need=("effort",), optional=(),
+                                       required_joints=np.array([True, False, True]))
+    assert reason is None and arr.effort[2] == 3.0
+
+
+def test_joint_index_caches_lookups_with_and_without_a_required_mask():
+    # the simulator looks up every joint_torques message (1 kHz) with its free-joint mask
+    index = cv.JointIndex(NAMES)
+    names = ["j3", "extra", "j1", "j2"]
+    mask = np.array([True, False, True])
+    idx, reason = index.lookup(names, mask)
+    assert reason is None and list(idx) == [2, 3, 0]
+    again, _ = index.lookup(list(names), mask.copy())
+    assert again is idx                              # cached, not recomputed
+    plain, _ = index.lookup(names)
+    assert plain is index.lookup(names)[0] and list(plain) == [2, 3, 0]
+    assert not idx.flags.writeable                   # shared: nobody may modify it
+    # a different mask is another key: a joint it requires must be present
+    _, reason = index.lookup(["j3", "j1"], mask)
+    assert reason is None
+    _, reason = index.lookup(["j3", "j1"], np.array([True, True, True]))
+    assert reason == "missing joints ['j2']"
+    _, reason = index.lookup(["j3", "j1"], mask)
+    assert reason is None
 
 
 def test_stamp_monitor_rejects_backwards_and_recovers_from_a_restart():
@@ -159,9 +185,27 @@ def test_trajectory_quintic_reproduces_a_quintic_and_maps_names():
         tq, tv, ta = _poly(round(t * 1e9) * 1e-9)
         assert abs(q[2] - tq) < 1e-9 and abs(v[2] - tv) < 1e-9 and abs(a[2] - ta) < 1e-9
         assert q[0] == 0.0 and q[1] == 0.0
-    # before the start and after the end: hold the first / last point
-    assert ref.sample(0)[0][2] == pytest.approx(P[0, 0])
-    assert ref.sample(10**10)[0][2] == pytest.approx(P[-1, 0])
+    # before the start and after the end: hold the first / last point's position at rest,
+    # as joint_trajectory_controller does (not the end points' velocity and acceleration)
+    assert P[0, 1] != 0.0 and P[-1, 1] != 0.0 and P[-1, 2] != 0.0
+    for t_ns, end in ((0, P[0]), (999_999_999, P[0]), (3_000_000_001, P[-1]), (10**10, P[-1])):
+        q, v, a = ref.sample(t_ns)
+        assert q[2] == pytest.approx(end[0]), t_ns
+        assert v[2] == 0.0 and a[2] == 0.0, t_ns
+    # exactly at the last point: that point's values
+    q, v, a = ref.sample(3_000_000_000)
+    assert (q[2], v[2], a[2]) == (pytest.approx(P[-1, 0]), pytest.approx(P[-1, 1]),
+                                  pytest.approx(P[-1, 2]))
+
+
+def test_single_point_position_trajectory_holds_at_rest():
+    # one point with a velocity (a "go there" command): after it, hold it with v = a = 0
+    index = cv.JointIndex(["a"])
+    msg = cv.make_trajectory(["a"], [0.5], [[1.0]], [[2.0]], [[3.0]])
+    ref, _ = cv.TrajectoryReference.from_msg(msg, index, now_ns=0)
+    for t_ns in (0, 400_000_000, 600_000_000, 10**12):
+        q, v, a = ref.sample(t_ns)
+        assert (q[0], v[0], a[0]) == (1.0, 0.0, 0.0), t_ns
 
 
 def test_trajectory_cubic_linear_and_acceleration_only():
@@ -173,6 +217,7 @@ def test_trajectory_cubic_linear_and_acceleration_only():
     lin = cv.make_trajectory(["a"], [0.0, 2.0], [[0.0], [1.0]])
     q, v, a = cv.TrajectoryReference.from_msg(lin, index, 0)[0].sample(1_000_000_000)
     assert (q[0], v[0], a[0]) == (pytest.approx(0.5), pytest.approx(0.5), 0.0)
+    # without positions there is nothing to hold: desired accelerations stay in force
     acc = cv.make_trajectory(["a"], [0.0], accelerations=[[2.5]])
     q, v, a = cv.TrajectoryReference.from_msg(acc, index, 0)[0].sample(123)
     assert q is None and v is None and a[0] == 2.5
@@ -182,6 +227,8 @@ def test_trajectory_cubic_linear_and_acceleration_only():
     (JointTrajectory(), "empty trajectory"),
     (cv.make_trajectory(["x"], [0.0], [[1.0]]), "no model joint"),
     (cv.make_trajectory(["a"], [1.0, 0.5], [[1.0], [2.0]]), "not increasing"),
+    (cv.make_trajectory(["a"], [0.5, 0.5], [[1.0], [2.0]]), "not increasing"),     # equal
+    (cv.make_trajectory(["a"], [0.0, 0.2, 0.2], [[1.0], [2.0], [3.0]]), "not increasing"),
     (cv.make_trajectory(["a"], [0.0], [[math.nan]]), "non-finite positions"),
     (cv.make_trajectory(["a", "a"], [0.0], [[1.0, 1.0]]), "duplicate"),
 ])
@@ -214,8 +261,44 @@ def test_clamp_and_limits():
     assert list(tau) == [87.0, -1e6, 5.0, 1.0] and list(acted) == [True, False, False, False]
 
 
+def test_resolve_urdf_path_uses_the_package_share_directory(tmp_path, monkeypatch):
+    """A pip install puts urdf/ under <sys.prefix>/share/lie_dynamics_ros: resolve_urdf_path
+    finds bundled robots wherever resources.share_dir() does."""
+    from lie_dynamics_ros import resources
+    from lie_dynamics_ros.ros.model_source import resolve_urdf_path
+    share = tmp_path / "share" / "lie_dynamics_ros"
+    (share / "urdf").mkdir(parents=True)
+    (share / "urdf" / "only_here.urdf").write_text("<robot name='x'/>")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    monkeypatch.setattr(resources, "_candidates", lambda: iter(
+        [str(tmp_path / "no_checkout"), os.path.join(sys.prefix, "share", "lie_dynamics_ros")]))
+    assert resolve_urdf_path("only_here.urdf") == str(share / "urdf" / "only_here.urdf")
+    assert resolve_urdf_path("only_here") == str(share / "urdf" / "only_here.urdf")
+    assert resolve_urdf_path("urdf/only_here.urdf") == str(share / "urdf" / "only_here.urdf")
+    with pytest.raises(FileNotFoundError, match="no_such.urdf"):
+        resolve_urdf_path("no_such.urdf")
+    monkeypatch.setattr(resources, "_candidates", lambda: iter([]))
+    with pytest.raises(FileNotFoundError, match="share directory"):
+        resolve_urdf_path("only_here.urdf")
+
+
+def test_node_process_removes_its_log_file_when_stopped():
+    proc = NodeProcess("json.tool", ["--no-such-option"])     # exits at once, with output
+    try:
+        deadline = time.monotonic() + 30
+        while proc.alive() and time.monotonic() < deadline:
+            proc.wait_for_log("usage", 1)
+        path = proc.log_path
+        assert os.path.exists(path)
+    finally:
+        rc = proc.stop()
+    assert rc == 2
+    assert not os.path.exists(path)
+    assert "usage" in proc.log()                   # the output is still readable
+    assert proc.stop() == 2                        # stopping twice is harmless
+
+
 def test_recording_writes_rosbag2_style_mcap(tmp_path):
-    pytest.importorskip("mcap_ros2")
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
     from lie_dynamics_ros.ros.recording import McapRecorder, message_definition

@@ -214,7 +214,7 @@ def test_hybrid_prescribed_joints_follow_the_reference(ros):
 
 
 def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
-    pytest.importorskip("mcap_ros2")
+    # mcap and mcap-ros2-support are test dependencies (extra "record"): imported, not skipped
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
     from lie_dynamics_ros.ros import bringup
@@ -242,7 +242,7 @@ def test_divergence_keeps_publishing_finite_states(ros):
     sim = make_sim(ros, drive="external", command_timeout=0.0)
     states = collect(ros)
     sim.tick()
-    sim.sim.stepper = lambda model, q, v, accel, dt: (q, v * math.nan)   # a step that blows up
+    sim.sim.stepper = lambda q, v, dt, accel=None, t=0.0: (q, v * math.nan)   # blows up
     sim.tick()
     sim.tick()
     assert ros.spin_until(lambda: len(states) >= 3, 10)
@@ -270,6 +270,88 @@ def test_other_integrators_plug_in(ros, method):
         q_ref, v_ref = step(qp, vp, dt)
         np.testing.assert_allclose(q, q_ref, rtol=0, atol=TOL)
         np.testing.assert_allclose(v, v_ref, rtol=0, atol=TOL)
+
+
+def test_steppers_take_the_acceleration_directly(ros, monkeypatch):
+    """Every integrator, the default semi_implicit included, is make_stepper's step fed
+    with the simulator's accelerations: no inverse dynamics to turn them into torques and
+    back (forward dynamics once per stage), and hybrid mode works with every method."""
+    from lie_dynamics_ros.integrators.simulate import make_stepper
+    from lie_dynamics_ros.ros import forward_dynamics_node as fdn
+    assert not hasattr(fdn, "semi_implicit_step")        # one implementation: simulate.py's
+    model = ldr.load_urdf(ARM7)
+    calls = {"inverse_dynamics": 0, "forward_dynamics": 0}
+    for name in calls:
+        def counted(*args, _f=getattr(ldr, name), _name=name, **kw):
+            calls[_name] += 1
+            return _f(*args, **kw)
+        monkeypatch.setattr(ldr, name, counted)
+    tau = np.linspace(-2.0, 2.0, 7)
+    for method, stages in (("semi_implicit", 1), ("rkmk4", 4)):
+        sim = fdn.Simulator(model, 1_000_000, fdn.resolve_integrator(method, model),
+                            np.zeros(7, bool), READY, np.zeros(7))
+        calls.update(inverse_dynamics=0, forward_dynamics=0)
+        sim.step(tau)
+        assert calls == {"inverse_dynamics": 0, "forward_dynamics": stages}, method
+        q_ref, v_ref = make_stepper(model, method)(np.array(READY), np.zeros(7), 1e-3, tau=tau)
+        np.testing.assert_allclose(sim.q, q_ref, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(sim.v, v_ref, rtol=0, atol=1e-15)
+        np.testing.assert_array_equal(sim.tau, tau)
+    # hybrid mode with rkmk4: joint 2 held by hybrid dynamics, its torque reported
+    mask = np.array([False, True, False, False, False, False, False])
+    sim = fdn.Simulator(model, 1_000_000, fdn.resolve_integrator("rkmk4", model), mask,
+                        READY, np.zeros(7))
+    calls.update(inverse_dynamics=0)
+    sim.step(tau)
+    assert calls["inverse_dynamics"] == 0
+    assert sim.q[1] == READY[1] and sim.v[1] == 0.0
+    a_full, tau_full = ldr.hybrid_dynamics(model, np.array(READY), np.zeros(7), np.zeros(7),
+                                           tau, mask)
+    np.testing.assert_allclose(sim.tau, tau_full, rtol=0, atol=1e-12)
+
+
+def test_applied_effort_does_not_alias_the_next_command(ros):
+    """command_torques() and the applied torques are copies: a command arriving after a
+    step must not change what that step applied (enforce_effort_limits off: no clamp copy)."""
+    sim = make_sim(ros, drive="external", command_timeout=0.0, enforce_effort_limits=False)
+    first = np.linspace(-1.0, 1.0, 7)
+    sim._on_array_command(cv.make_command_array(first))
+    tau = sim.command_torques()
+    sim.tick()
+    sim.tick()
+    applied = sim.sim.tau.copy()
+    np.testing.assert_array_equal(applied, first)
+    sim._on_array_command(cv.make_command_array(2 * first))
+    np.testing.assert_array_equal(tau, first)
+    np.testing.assert_array_equal(sim.sim.tau, applied)
+
+
+def test_reloading_the_model_keeps_time_and_the_state_of_shared_joints(ros):
+    """robot_description set at run time: time goes on (no /clock rewind), joints whose
+    names the new model has keep q and v; a renamed joint starts from initial_positions."""
+    clocks = collect(ros, "/clock", Clock)
+    sim = make_sim(ros, drive="external", publish_clock=True, command_timeout=0.0, rate=100.0)
+    for _ in range(30):              # the arm falls under gravity for 0.29 s
+        sim.tick()
+    t_before, q_before, v_before = sim.sim.t_ns, sim.sim.q.copy(), sim.sim.v.copy()
+    steps_before = sim.sim.steps
+    assert t_before == 290_000_000 and np.abs(v_before).max() > 0.1
+    with open(ARM7) as f:
+        xml = f.read().replace('name="panda_joint7"', 'name="wrist_joint"')
+    assert 'name="wrist_joint"' in xml
+    res = sim.set_parameters([Parameter("robot_description", value=xml)])
+    assert res[0].successful, res[0].reason
+    assert sim.sim.model.joint_names[-1] == "wrist_joint"
+    assert sim.sim.t_ns == t_before and sim.sim.steps == steps_before
+    np.testing.assert_array_equal(sim.sim.q[:6], q_before[:6])
+    np.testing.assert_array_equal(sim.sim.v[:6], v_before[:6])
+    assert sim.sim.q[6] == READY[6] and sim.sim.v[6] == 0.0    # initial state, by position
+    sim.tick()                       # the next tick steps on from there
+    assert sim.sim.t_ns == t_before + sim.dt_ns
+    assert ros.spin_until(lambda: len(clocks) >= 31, 10)
+    ticks = [cv.stamp_to_ns(c.clock) for c in clocks]
+    assert ticks == sorted(ticks) and len(set(ticks)) == len(ticks)   # never back, no repeat
+    assert ticks[-1] == t_before + sim.dt_ns
 
 
 def test_unknown_integrator_is_refused(ros):

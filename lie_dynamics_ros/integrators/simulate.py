@@ -289,7 +289,7 @@ def make_stepper(model, method="semi_implicit"):
     None, an (nv,) array or a callable (t, q, v) -> (nv,).  ``method`` is any non-adaptive name
     of ``SIMULATE_METHODS``; the result is identical to one step of ``simulate``.  ``accel``, a
     callable (t, q, v) -> (nv,), replaces forward dynamics altogether (e.g. hybrid dynamics
-    computed by the caller); ``tau`` is then ignored.
+    computed by the caller): it is called once per stage, and ``tau`` is then ignored.
     """
     name = str(method).lower()
     if name not in SIMULATE_METHODS or name in SIMULATE_ADAPTIVE_METHODS:
@@ -312,8 +312,7 @@ def make_stepper(model, method="semi_implicit"):
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         if m is None:
-            v1 = v + dt * accel(t, q, v)
-            return sp._integrate(model, q, v1, dt), v1
+            return _semi_implicit_step(model, q, v, accel(t, q, v), dt)
 
         def f(tt, y):
             qq, vv = y[:nq], y[nq:]
@@ -323,14 +322,19 @@ def make_stepper(model, method="semi_implicit"):
     return step
 
 
-def _semi_implicit(model, acc, nfev):
-    """Symplectic Euler on the group: v+ = v + h a(q, v);  q+ = q . exp(h v+)."""
+def _semi_implicit_step(model, q, v, a, h):
+    """Symplectic Euler on the group: v+ = v + h a;  q+ = q . exp(h v+).  Returns (q+, v+)."""
     from ..algorithms.configuration import integrate
+    v1 = v + h * a
+    return integrate(model, q, v1, h), v1
+
+
+def _semi_implicit(model, acc, nfev):
+    """``_semi_implicit_step`` on the stacked state y = (q, v), for ``simulate``."""
     nq = model.nq
 
     def step(t, y, h):
         q, v = y[:nq], y[nq:]
         nfev[0] += 1
-        v1 = v + h * acc(t, q, v)
-        return np.concatenate([integrate(model, q, v1, h), v1])
+        return np.concatenate(_semi_implicit_step(model, q, v, acc(t, q, v), h))
     return step

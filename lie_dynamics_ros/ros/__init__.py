@@ -4,8 +4,14 @@
   (no rclpy import; testable without a ROS graph);
 - ``model_source``: robot model from the ``robot_description`` parameter, ``urdf_path`` or the
   ``robot_description`` topic, and typed parameter declaration;
-- ``inverse_dynamics_node``, ``forward_dynamics_node``: the nodes (console scripts);
+- ``node_common``: what the nodes share (console-script ``run_node``, parameter validators,
+  throttled warnings);
+- the three nodes (console scripts of the same names): ``inverse_dynamics_node`` (RNEA
+  torques), ``forward_dynamics_node`` (the simulator) and ``adaptive_controller_node``
+  (adaptive Slotine-Li control, docs/control.md);
 - ``bringup``: runs the launch files' graphs in one process (``ldr_bringup``);
+- ``adaptive_demo``: the closed-loop adaptive-control demo (``ldr_adaptive_demo``,
+  ``make demo``);
 - ``recording``: rosbag2-compatible MCAP writer.
 
 Importing this package does not import rclpy; import the submodules you need.

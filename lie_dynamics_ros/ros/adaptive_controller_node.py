@@ -27,8 +27,6 @@ import sys
 from types import SimpleNamespace
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -41,23 +39,9 @@ from trajectory_msgs.msg import JointTrajectory
 from lie_dynamics_ros.control import AdaptiveGains, AdaptiveSlotineLiController
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
-
-
-def _nonneg(vals):
-    return None if all(x >= 0 for x in vals) else "gains must be >= 0"
-
-
-def _positive(vals):
-    return None if vals and all(x > 0 for x in vals) else "gains must be > 0 (at least one)"
-
-
-def _some(vals):
-    return None if vals else "needs at least one value"
-
-
-def _three(v):
-    return None if len(v) == 3 else "needs 3 values, got %d" % len(v)
-
+from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
+                                              nonnegative_values, positive_values, run_node,
+                                              three_values)
 
 GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "adapt_body", "payload_only",
                "projection", "initial_parameters", "effort_limits", "compensate_gravity",
@@ -66,15 +50,15 @@ GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "adapt_body", "payload
 PARAMS = [
     Param("lambda_gains", [10.0], "double_array",
           "Lambda (1/s): v_r = v_d - Lambda e. One value for every joint or one per joint "
-          "(model order). >= 0.", check=lambda v: _some(v) or _nonneg(v)),
+          "(model order). >= 0.", check=nonnegative_values),
     Param("kd_gains", [20.0], "double_array",
           "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. >= 0.",
-          check=lambda v: _some(v) or _nonneg(v)),
+          check=nonnegative_values),
     Param("gamma_gains", [1.0, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01],
           "double_array",
           "Gamma (> 0) of theta_hat_dot = -Gamma Y^T s: one value, 10 values (per parameter "
           "kind m, mc_xyz, Ixx Ixy Iyy Ixz Iyz Izz; repeated for each adapted body) or one per "
-          "adapted parameter.", check=_positive),
+          "adapted parameter.", check=positive_values),
     Param("adapt", True, "bool", "Adapt theta_hat (false: Slotine-Li with the current "
           "estimate)."),
     Param("payload_only", True, "bool",
@@ -96,7 +80,7 @@ PARAMS = [
           "Include gravity in the model (and the torques). False for arms whose firmware "
           "already compensates gravity (Franka FCI, KUKA FRI)."),
     Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
-          check=_three),
+          check=three_values),
     Param("state_timeout", 0.1, "double",
           "Seconds (node clock) after which a joint state is stale: zero torque until fresh "
           "states return. <= 0 disables."),
@@ -110,7 +94,7 @@ PARAMS = [
     Param("publish_joint_torques", True, "bool", "Publish joint_torques (JointState)."),
     Param("monitor_decimation", 1, "int",
           "Publish ~/parameter_estimates and ~/tracking_error every this many states "
-          "(0: never).", check=lambda v: None if v >= 0 else "must be >= 0"),
+          "(0: never).", check=nonnegative_number),
     Param("start_enabled", True, "bool", "Control from the start (else wait for ~/enable).",
           read_only=True),
     Param("log_throttle_sec", 2.0, "double",
@@ -163,7 +147,7 @@ def _layout(msg, dims):
     return msg
 
 
-class AdaptiveControllerNode(Node):
+class AdaptiveControllerNode(ThrottledWarnings, Node):
     """The node; ``self.controller`` is the library controller (None until a model)."""
 
     def __init__(self, node_name="adaptive_controller", **kwargs):
@@ -277,7 +261,10 @@ class AdaptiveControllerNode(Node):
     # -- services ------------------------------------------------------------------------------
     def _srv_enable(self, request, response):
         if request.data and not self.enabled:
+            # forget the old reference too: hold the position of the next state until a
+            # new reference arrives (docs/control.md)
             self.enabled = True
+            self.reference = None
             self.hold = None
             self.last_t_ns = None
             self.zero_sent = False
@@ -303,16 +290,6 @@ class AdaptiveControllerNode(Node):
         return response
 
     # -- messages ------------------------------------------------------------------------------
-    def _drop(self, key, reason):
-        self.dropped += 1
-        self._warn(key, "dropped %s: %s" % (key, reason))
-
-    def _warn(self, key, text):
-        if self.throttle.ready(key):
-            more = self.throttle.suppressed(key)
-            self.get_logger().warning(text + (" (%d more since last report)" % more
-                                              if more else ""))
-
     def _on_reference(self, msg):
         if self.model is None:
             return self._drop("reference", "no robot model yet")
@@ -335,10 +312,10 @@ class AdaptiveControllerNode(Node):
         if not self.zero_sent:
             self._send_zero()
 
-    def _send_zero(self, stamp=None):
+    def _send_zero(self):
         if self.model is None:
             return
-        self._publish(np.zeros(self.model.nv), stamp)
+        self._publish(np.zeros(self.model.nv))
         self.zero_sent = True
 
     def _watchdog(self):
@@ -399,24 +376,22 @@ class AdaptiveControllerNode(Node):
                 names = [n for n, x in zip(self.model.joint_names, acted) if x]
                 self._warn("clamp", "clamped torques to the effort limits on %s" % names)
         self.controlled += 1
-        self._publish(tau, msg.header.stamp)
+        self._publish(tau, js.stamp_ns)
         k = self.p.monitor_decimation
         if k > 0 and self.controlled % k == 0:
             self._publish_monitors()
 
-    def _publish(self, tau, stamp=None):
+    def _publish(self, tau, stamp_ns=None):
+        """Torques on both outputs; joint_torques carries ``stamp_ns`` (the answered state's
+        stamp) or, for a zero command of our own, the node clock's now."""
         self.last_tau = tau
         if self.p.publish_command_array:
             self.cmd_pub.publish(cv.make_command_array(tau[self.cmd_cols]))
         if self.p.publish_joint_torques:
-            out = JointState()
-            if stamp is not None:
-                out.header.stamp = stamp
-            else:
-                cv.set_stamp(out.header.stamp, max(0, self._now_ns()))
-            out.name = list(self.model.joint_names)
-            out.effort = cv.to_float_array(tau)
-            self.torque_pub.publish(out)
+            if stamp_ns is None:
+                stamp_ns = max(0, self._now_ns())
+            self.torque_pub.publish(cv.make_joint_state(self.model.joint_names, stamp_ns,
+                                                        effort=tau))
 
     def _publish_monitors(self):
         st = self.controller.state
@@ -433,21 +408,7 @@ class AdaptiveControllerNode(Node):
 
 def main(args=None):
     """Console script ``adaptive_controller_node``; accepts standard ``--ros-args``."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = AdaptiveControllerNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ValueError as e:  # bad parameter values at start-up
-        print("adaptive_controller_node: %s" % e, file=sys.stderr)
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(AdaptiveControllerNode, "adaptive_controller_node", args)
 
 
 if __name__ == "__main__":

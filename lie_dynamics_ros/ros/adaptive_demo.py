@@ -22,9 +22,11 @@ EventsExecutor (``--executor single`` for the SingleThreadedExecutor, about 2x s
 Printed: the tracking RMS of both loops for each second of simulated time. Written:
 ``out/adaptive_demo.png`` (tracking error, parameter estimates against the true payload, the
 Lyapunov function V = 1/2 s^T M s + 1/2 theta_tilde^T Gamma^-1 theta_tilde) and
-``out/adaptive_demo.npz`` (the time series).
+``out/adaptive_demo.npz`` (the time series). matplotlib is optional: without it the demo
+says so and writes only the data.
 """
 import argparse
+import io
 import os
 import sys
 import time
@@ -48,11 +50,6 @@ PAYLOAD_MASS = 2.0
 PAYLOAD_COM = (0.03, 0.0, 0.16)
 PAYLOAD_BOX = (0.12, 0.08, 0.06)
 FLANGE = "panda_link8"
-
-
-def _repo_file(*parts):
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return os.path.join(here, *parts)
 
 
 def arm7_path():
@@ -100,6 +97,27 @@ def reference_message(names, duration, step=0.02, stamp_ns=1):
                               stamp_ns=stamp_ns)
 
 
+def make_executor(kind, context, stream=sys.stderr):
+    """rclpy's EventsExecutor for ``kind == "events"`` where it can be made, else (and for
+    "single") the SingleThreadedExecutor; says so on ``stream`` when it falls back."""
+    from rclpy.executors import SingleThreadedExecutor
+    if kind == "events":
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:  # rclpy before Jazzy
+            why = "rclpy has no EventsExecutor"
+        else:
+            try:
+                return EventsExecutor(context=context)
+            except io.UnsupportedOperation:
+                # EventsExecutor() calls faulthandler.enable(), which needs a sys.stderr
+                # with a file descriptor (not so under output capture, e.g. pytest's capsys)
+                why = "EventsExecutor needs a sys.stderr with a file descriptor"
+        print("ldr_adaptive_demo: %s; using the SingleThreadedExecutor (slower)" % why,
+              file=stream)
+    return SingleThreadedExecutor(context=context)
+
+
 def _parameters(params):
     from rclpy.parameter import Parameter
     return [Parameter(k, value=v) for k, v in params.items()]
@@ -111,7 +129,6 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
     """Run the loops ``which`` (both by default) for ``duration`` s of simulated time; returns
     a summary dict (per-second RMS rows, V, estimates, timing)."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     import lie_dynamics_ros as ldr
     from lie_dynamics_ros.algorithms.regressor import inertial_parameters
     from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
@@ -128,16 +145,9 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
     context = rclpy.Context()
     init_kw = {} if domain_id is None else {"domain_id": int(domain_id)}
     rclpy.init(args=["ldr_adaptive_demo"], context=context, **init_kw)
-    if executor == "events":
-        try:
-            from rclpy.experimental import EventsExecutor
-            ex = EventsExecutor(context=context)
-        except Exception:  # pragma: no cover - older rclpy
-            ex = SingleThreadedExecutor(context=context)
-    else:
-        ex = SingleThreadedExecutor(context=context)
+    ex = make_executor(executor, context, stream)
     loops = {}
-    nodes = []
+    nodes = []          # every node created, destroyed in `finally`
     try:
         for ns, adapt in (("adaptive", True), ("fixed", False)):
             if ns not in which:
@@ -250,6 +260,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
         ctrl_a = loops[first]["ctrl"].controller
         summary = dict(
             duration=duration, rate=rate, steps=steps, lockstep_misses=misses,
+            executor=type(ex).__name__,
             wall_loop=wall_loop, realtime_factor=duration / wall_loop, loops=list(loops),
             rms_per_second=np.array(rms_rows).reshape(-1, len(loops)),
             theta_hat=ctrl_a.theta_hat, theta_true=theta_true[ctrl_a.adapted],
@@ -263,16 +274,13 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
             for key in rec[ns]:
                 summary["%s_%s" % (ns, key)] = np.array(rec[ns][key])
     finally:
+        # remove_node ignores nodes it does not hold and shutdown is idempotent (rclpy's
+        # executors and the EventsExecutor): an error here is a real one and propagates
+        # (chained to the one that brought us here, if any)
         for n in nodes:
-            try:
-                ex.remove_node(n)
-            except Exception:
-                pass
+            ex.remove_node(n)
             n.destroy_node()
-        try:
-            ex.shutdown()
-        except Exception:
-            pass
+        ex.shutdown()
         rclpy.try_shutdown(context=context)
     rows = summary["rms_per_second"]
     for col, ns in enumerate(summary["loops"]):
@@ -284,9 +292,26 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
         np.savez(os.path.join(out_dir, "adaptive_demo.npz"),
                  **{k: v for k, v in summary.items() if isinstance(v, np.ndarray)})
         if plot and summary["loops"] == ["adaptive", "fixed"]:
-            summary["figure"] = plot_summary(summary, os.path.join(out_dir, "adaptive_demo.png"))
+            if have_matplotlib():
+                summary["figure"] = plot_summary(summary,
+                                                 os.path.join(out_dir, "adaptive_demo.png"))
+            else:
+                print(NO_MATPLOTLIB % os.path.join(out_dir, "adaptive_demo.npz"), file=stream)
     summary["wall_total"] = time.monotonic() - t_wall0
     return summary
+
+
+NO_MATPLOTLIB = ("matplotlib is not installed: no figure (pip install matplotlib, or the "
+                 "package's [plot] extra); the time series are in %s")
+
+
+def have_matplotlib():
+    """True when matplotlib can be imported (it is optional at run time)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def plot_summary(s, path):

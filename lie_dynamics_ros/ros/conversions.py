@@ -103,17 +103,20 @@ class JointIndex:
     """Maps the joint names of incoming messages onto a fixed joint order (the model's).
 
     ``lookup(names)`` returns ``(idx, None)`` with ``idx[k]`` the position in the message of
-    ``self.names[k]``, or ``(None, reason)``. The last result is cached, since a publisher
-    normally sends the same name list every time.
+    ``self.names[k]``, or ``(None, reason)``. Successful lookups are cached by (name list,
+    required mask), since a publisher normally sends the same name list every time; the
+    cached index arrays are read-only.
     """
+
+    #: distinct (names, required) keys kept; a graph has a handful of publishers
+    CACHE_SIZE = 16
 
     def __init__(self, names: Sequence[str]):
         self.names = [str(n) for n in names]
         if len(set(self.names)) != len(self.names):
             raise ValueError("duplicate joint names in %r" % (self.names,))
         self._known = set(self.names)
-        self._cache_key = None
-        self._cache_idx = None
+        self._cache = {}
 
     def __len__(self):
         return len(self.names)
@@ -128,25 +131,32 @@ class JointIndex:
         Returns:
             (idx (len(self.names),) int array or None, reason or None)
         """
-        key = tuple(names)
-        if key == self._cache_key and required is None:
-            return self._cache_idx, None
+        names = tuple(names)
+        mask = None if required is None else np.asarray(required, dtype=bool)
+        key = (names, None if mask is None else mask.tobytes())
+        idx = self._cache.get(key)
+        if idx is not None:
+            return idx, None
         pos = {}
-        for i, n in enumerate(key):
+        for i, n in enumerate(names):
             if n in pos:
                 return None, "duplicate joint name '%s'" % n
             pos[n] = i
         idx = np.array([pos.get(n, -1) for n in self.names], dtype=np.intp)
-        missing = [n for n, i in zip(self.names, idx)
-                   if i < 0 and (required is None or required[self.names.index(n)])]
-        if missing:
-            unknown = [n for n in key if n not in self._known]
+        absent = idx < 0
+        if mask is not None:
+            absent &= mask
+        if absent.any():
+            missing = [self.names[k] for k in np.flatnonzero(absent)]
+            unknown = [n for n in names if n not in self._known]
             reason = "missing joints %s" % missing
             if unknown:
                 reason += " (unknown joints %s)" % unknown
             return None, reason
-        if required is None:
-            self._cache_key, self._cache_idx = key, idx
+        idx.flags.writeable = False
+        if len(self._cache) >= self.CACHE_SIZE:
+            self._cache.clear()
+        self._cache[key] = idx
         return idx, None
 
 
@@ -292,7 +302,13 @@ class TrajectoryReference:
     joint_trajectory_controller: quintic when both points have positions, velocities and
     accelerations, cubic with positions and velocities, linear with positions only. Points
     that only carry accelerations (or velocities) are interpolated linearly in that quantity.
-    Before the first point the first point is held, after the last one the last point.
+
+    Outside the time range a trajectory with positions holds its end point, as
+    joint_trajectory_controller does: before the first point the first point's position,
+    after the last point the last point's position, with zero velocity and acceleration.
+    A trajectory without positions (velocities or accelerations only: desired accelerations
+    for inverse_dynamics_node, hybrid mode) has no position to hold and keeps the values of
+    its end point (zero acceleration when it gives only velocities).
 
     ``mask[k]`` is True for the model joints the trajectory names; ``sample`` returns zeros
     for the others.
@@ -332,8 +348,11 @@ class TrajectoryReference:
                 if len(vals) not in (0, len(names)):
                     return None, "point %d: %d %s for %d joints" % (p, len(vals), f, len(names))
                 rows.append(None if len(vals) == 0 else _as_array(vals)[keep])
-        if any(t1 < t0 for t0, t1 in zip(times, times[1:])):
-            return None, "time_from_start is not increasing"
+        for p in range(1, len(times)):
+            if times[p] <= times[p - 1]:
+                return None, ("time_from_start is not increasing: point %d at %.9f s, point %d "
+                              "at %.9f s" % (p - 1, (times[p - 1] - start) * 1e-9, p,
+                                             (times[p] - start) * 1e-9))
         out = {}
         for f, rows in per_field.items():
             given = [r is not None for r in rows]
@@ -358,20 +377,26 @@ class TrajectoryReference:
         """Positions, velocities, accelerations at absolute time ``t_ns``, model order (n,).
 
         Quantities the trajectory does not define come back as None when they cannot be
-        derived (e.g. positions from an acceleration-only trajectory).
+        derived (e.g. positions from an acceleration-only trajectory). Outside the time range
+        a trajectory with positions holds the nearer end point's position with zero velocity
+        and acceleration (see the class docstring).
         """
         m = len(self.cols)
         P = len(self.times_ns)
         k = int(np.searchsorted(self.times_ns, t_ns, side="right")) - 1
         if k < 0 or k >= P - 1:
+            outside = k < 0 or t_ns > self.times_ns[-1]
             k = 0 if k < 0 else P - 1
             q = None if self.q is None else self.q[k]
-            v = None if self.v is None else self.v[k]
-            a = None if self.a is None else self.a[k]
-            if q is not None and v is None:
-                v = np.zeros(m)
-            if (q is not None or v is not None) and a is None:
-                a = np.zeros(m)
+            if q is not None and outside:
+                v, a = np.zeros(m), np.zeros(m)      # hold the end point
+            else:
+                v = None if self.v is None else self.v[k]
+                a = None if self.a is None else self.a[k]
+                if q is not None and v is None:
+                    v = np.zeros(m)
+                if (q is not None or v is not None) and a is None:
+                    a = np.zeros(m)
         else:
             T = (self.times_ns[k + 1] - self.times_ns[k]) * 1e-9
             s = (t_ns - self.times_ns[k]) * 1e-9
@@ -386,10 +411,7 @@ class TrajectoryReference:
         return full
 
     def _segment(self, k, s, T):
-        Q, V, A = self.q, self.v, self.a
-        if T <= 0.0:
-            return (None if Q is None else Q[k + 1], None if V is None else V[k + 1],
-                    None if A is None else A[k + 1])
+        Q, V, A = self.q, self.v, self.a      # T > 0: times are strictly increasing
         if Q is not None:
             q0, q1 = Q[k], Q[k + 1]
             v0 = V[k] if V is not None else None

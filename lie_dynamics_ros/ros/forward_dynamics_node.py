@@ -11,15 +11,15 @@ docs/ros.md.
 
 Time: the simulation advances by exactly ``1/rate`` per step. Stamps are the simulation time,
 which starts at 0 when ``publish_clock`` is true and at the node clock's "now" otherwise. The
-watchdog (``command_timeout``) and zero-stamped references use the same time.
+watchdog (``command_timeout``) and zero-stamped references use the same time. Reloading the
+model at run time (``robot_description`` / ``urdf_path``) keeps the time, and the position and
+velocity of every joint whose name the new model shares.
 """
 import sys
 import time
 
 import numpy as np
-import rclpy
 from rclpy.clock import Clock as RosClock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -30,57 +30,34 @@ from trajectory_msgs.msg import JointTrajectory
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
+from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, positive_number, run_node,
+                                              three_values)
 
 # ---------------------------------------------------------------------------------------------
-# integrators: step(model, q, v, accel, dt) -> (q, v) with accel(q, v, s) -> a at time t + s
-
-
-def semi_implicit_step(model, q, v, accel, dt):
-    """Symplectic (semi-implicit) Euler on the configuration group.
-
-    ``v+ = v + dt a(q, v)``, ``q+ = q * exp(dt v+)`` (``ldr.integrate``).
-    """
-    v_next = v + dt * accel(q, v, 0.0)
-    return ldr.integrate(model, q, v_next, dt), v_next
-
-
-INTEGRATORS = {"semi_implicit": semi_implicit_step}
+# integrators: step(q, v, dt, accel=accel, t=0.0) -> (q, v), accel(t, q, v) -> a at time t
+# (``integrators.simulate.make_stepper``)
 
 
 def available_integrators():
-    """Names the ``integrator`` parameter accepts: the built-in semi_implicit step and the
-    fixed-step methods of ``lie_dynamics_ros.integrators.simulate`` (RKMK, CF, ...)."""
-    names = set(INTEGRATORS)
-    try:
-        from lie_dynamics_ros.integrators.simulate import (SIMULATE_ADAPTIVE_METHODS,
-                                                           SIMULATE_METHODS)
-        names |= set(SIMULATE_METHODS) - set(SIMULATE_ADAPTIVE_METHODS)
-    except ImportError:
-        pass
-    return sorted(names)
+    """Names the ``integrator`` parameter accepts: the fixed-step methods of
+    ``lie_dynamics_ros.integrators.simulate`` (semi_implicit, RKMK, CF, ...)."""
+    from lie_dynamics_ros.integrators.simulate import (SIMULATE_ADAPTIVE_METHODS,
+                                                       SIMULATE_METHODS)
+    return sorted(set(SIMULATE_METHODS) - set(SIMULATE_ADAPTIVE_METHODS))
 
 
 def resolve_integrator(name, model):
-    """Step function ``step(model, q, v, accel, dt) -> (q, v)`` for ``name`` and ``model``.
+    """Step function ``step(q, v, dt, accel=accel, t=0.0) -> (q, v)`` for ``name``.
 
-    ``accel(q, v, s)`` is the acceleration at time ``t + s`` (forward or hybrid dynamics).
-    Methods of ``integrators.simulate.make_stepper`` take torques, not accelerations, so the
-    adapter hands them the torque that produces ``accel`` (``inverse_dynamics``), which makes
-    hybrid mode work with every method. Raises ValueError for an unknown name.
+    It is ``integrators.simulate.make_stepper(model, name)``: ``accel(t, q, v)`` is the
+    acceleration at time ``t`` after the start of the step (forward or hybrid dynamics),
+    evaluated once per stage. Raises ValueError for an unknown name.
     """
-    if name in INTEGRATORS:
-        return INTEGRATORS[name]
-    if name not in available_integrators():
-        raise ValueError("unknown integrator '%s' (available: %s)"
-                         % (name, ", ".join(available_integrators())))
+    reason = _known_integrator(name)
+    if reason:
+        raise ValueError(reason)
     from lie_dynamics_ros.integrators.simulate import make_stepper
-    fixed_step = make_stepper(model, name)
-
-    def step(model_, q, v, accel, dt):
-        def tau(s, qs, vs):
-            return ldr.inverse_dynamics(model_, qs, vs, accel(qs, vs, s))
-        return fixed_step(q, v, dt, tau=tau, t=0.0)
-    return step
+    return make_stepper(model, name)
 
 
 def _known_integrator(name):
@@ -109,12 +86,19 @@ class Simulator:
         self.model, self.stepper = model, stepper
         self.dt_ns, self.dt = int(dt_ns), int(dt_ns) * 1e-9
         self.prescribed = np.asarray(prescribed, dtype=bool)
+        self.free = ~self.prescribed
+        self.hybrid = bool(self.prescribed.any())
         self.q, self.v = np.array(q0, dtype=float), np.array(v0, dtype=float)
         self.t_ns = int(t0_ns)
         self.tau = np.zeros(model.nv)    # torques applied in the last step
         self.hold = self.q[self.prescribed].copy()
         self.reference = None            # conversions.TrajectoryReference
         self.steps = 0
+        # per-step inputs of the acceleration callback (bound once, no closure per step)
+        self._tau_cmd = np.zeros(model.nv)
+        self._applied = None
+        self._a_given = np.zeros(model.nv)
+        self._accel = self._accel_hybrid if self.hybrid else self._accel_free
 
     def prescribed_motion(self, t_ns):
         """(q, v, a) of the prescribed joints at ``t_ns`` (each (k,)); q or v may be None
@@ -137,7 +121,7 @@ class Simulator:
     def _override(self, q, v, t_ns):
         """q, v with the prescribed joints set to the reference at ``t_ns``."""
         m = self.prescribed
-        if m.any():
+        if self.hybrid:
             qp, vp, _ = self.prescribed_motion(t_ns)
             q, v = q.copy(), v.copy()
             if qp is not None:
@@ -150,30 +134,33 @@ class Simulator:
         """Put the prescribed joints where the reference says they are now."""
         self.q, self.v = self._override(self.q, self.v, self.t_ns)
 
+    def _accel_free(self, s, q, v):
+        """Forward dynamics with the commanded torques (``s``: time into the step)."""
+        if self._applied is None:
+            self._applied = self._tau_cmd
+        return ldr.forward_dynamics(self.model, q, v, self._tau_cmd)
+
+    def _accel_hybrid(self, s, q, v):
+        """Hybrid dynamics: the prescribed joints follow the reference at ``t + s``."""
+        a_given = self._a_given
+        a_given[self.prescribed] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
+        a_full, tau_full = ldr.hybrid_dynamics(self.model, q, v, a_given, self._tau_cmd,
+                                               self.prescribed)
+        if self._applied is None:
+            self._applied = tau_full
+        return a_full
+
     def step(self, tau_cmd):
         """One step with commanded torques ``tau_cmd`` (nv,) on the free joints.
 
         Raises FloatingPointError (state unchanged) if the step is not finite.
         """
-        m, model = self.prescribed, self.model
-        tau_cmd = np.asarray(tau_cmd, dtype=float)
+        self._tau_cmd = np.array(tau_cmd, dtype=float)   # a copy: the caller may reuse it
+        self._applied = None
         self.apply_prescribed()
-        q, v = self.q.copy(), self.v.copy()
-        applied = {}
-        if m.any():
-            def accel(qs, vs, s):
-                a_given = np.zeros(model.nv)
-                a_given[m] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
-                a_full, tau_full = ldr.hybrid_dynamics(model, qs, vs, a_given, tau_cmd, m)
-                applied.setdefault("tau", tau_full)
-                return a_full
-        else:
-            def accel(qs, vs, s):
-                applied.setdefault("tau", tau_cmd)
-                return ldr.forward_dynamics(model, qs, vs, tau_cmd)
-        q, v = self.stepper(model, q, v, accel, self.dt)
+        q, v = self.stepper(self.q, self.v, self.dt, accel=self._accel, t=0.0)
         t_next = self.t_ns + self.dt_ns
-        tau = np.asarray(applied.get("tau", tau_cmd), dtype=float)
+        tau = self._tau_cmd if self._applied is None else np.asarray(self._applied, dtype=float)
         q, v = self._override(q, v, t_next)
         if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
             raise FloatingPointError("simulation step is not finite")
@@ -185,17 +172,9 @@ class Simulator:
 # the node
 
 
-def _positive(x):
-    return None if x > 0 else "must be > 0"
-
-
-def _three(v):
-    return None if len(v) == 3 else "needs 3 values, got %d" % len(v)
-
-
 PARAMS = [
     Param("rate", 1000.0, "double", "Simulation steps per second (Hz); dt = 1/rate.",
-          read_only=True, check=_positive),
+          read_only=True, check=positive_number),
     Param("integrator", "semi_implicit", "string",
           "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
           "a fixed-step method of lie_dynamics_ros.integrators (rkmk4, cf4, heun, ...).",
@@ -217,7 +196,7 @@ PARAMS = [
           "Watchdog: apply zero torque when no command arrived for this many seconds of "
           "simulation time (<= 0 disables)."),
     Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
-          check=_three),
+          check=three_values),
     Param("enforce_effort_limits", True, "bool",
           "Clamp commanded torques to the URDF <limit effort> and report when it acts."),
     Param("log_throttle_sec", 2.0, "double",
@@ -225,7 +204,7 @@ PARAMS = [
 ]
 
 
-class ForwardDynamicsNode(Node):
+class ForwardDynamicsNode(ThrottledWarnings, Node):
     """Simulator node. ``drive="external"`` leaves the stepping to the caller (bringup's
     offline mode calls ``tick()``); the default ``"timer"`` steps on a wall timer."""
 
@@ -262,6 +241,8 @@ class ForwardDynamicsNode(Node):
 
     # -- model and parameters ---------------------------------------------------------------
     def _set_model(self, model, origin):
+        """Use ``model``; a reload keeps the simulation time and the state of the joints whose
+        names both models share (the others start from the initial_* parameters)."""
         if model.nq != model.nv or any(n != 1 for n in model.joint_nq):
             return "JointState needs 1-DOF joints; the model has multi-DOF joints"
         names = list(model.joint_names)
@@ -280,33 +261,37 @@ class ForwardDynamicsNode(Node):
                 arr[cols] = vals
         prescribed = np.array([n in self.p.prescribed_joints for n in names], dtype=bool)
         model.gravity = np.array(self.p.gravity, dtype=float)
-        t0 = 0 if self.p.publish_clock else self.get_clock().now().nanoseconds
+        old = self.sim
+        if old is None:
+            t0 = 0 if self.p.publish_clock else self.get_clock().now().nanoseconds
+        else:
+            # a reload must not rewind the simulation: keep its time (/clock never goes
+            # back) and the state of the joints both models share
+            t0 = old.t_ns
+            old_cols = {n: k for k, n in enumerate(old.model.joint_names)}
+            for k, n in enumerate(names):
+                if n in old_cols:
+                    q0[k], v0[k] = old.q[old_cols[n]], old.v[old_cols[n]]
         stepper = resolve_integrator(self.p.integrator, model)
-        self.sim = Simulator(model, self.dt_ns, stepper, prescribed, q0, v0, t0)
+        sim = Simulator(model, self.dt_ns, stepper, prescribed, q0, v0, t0)
+        if old is not None:
+            sim.steps = old.steps
+        self.sim = sim
         self.index = cv.JointIndex(names)
         self.cmd_cols = cols
         self.limits = cv.finite_limits(model.effort_limits)
         self.cmd = np.zeros(model.nv)
         self.last_cmd_ns = None
         self.cmd_stamps.reset()
-        self._started = False
-        self._rate_window = (time.monotonic(), 0)
+        if old is None:
+            self._started = False   # the first tick publishes the initial state
+            self._rate_window = (time.monotonic(), 0)
         return None
 
     def _on_params(self, names):
         self.throttle.period_s = self.p.log_throttle_sec
         if self.sim is not None:
             self.sim.model.gravity = np.array(self.p.gravity, dtype=float)
-
-    def _warn(self, key, text):
-        if self.throttle.ready(key):
-            more = self.throttle.suppressed(key)
-            self.get_logger().warning(text + (" (%d more since last report)" % more
-                                              if more else ""))
-
-    def _drop(self, key, reason):
-        self.dropped += 1
-        self._warn(key, "dropped %s: %s" % (key, reason))
 
     # -- commands -----------------------------------------------------------------------------
     def _accept_command(self, cols, values):
@@ -327,15 +312,15 @@ class ForwardDynamicsNode(Node):
     def _on_state_command(self, msg):
         if self.sim is None:
             return self._drop("joint_torques", "no robot model yet")
+        free = self.sim.free
         js, reason = cv.parse_joint_state(msg, self.index, need=("effort",), optional=(),
-                                          required_joints=~self.sim.prescribed)
+                                          required_joints=free)
         if reason is None:
             reason = self.cmd_stamps.check(js.stamp_ns)
         if reason:
             return self._drop("joint_torques", reason)
         self.cmd_stamps.accept(js.stamp_ns)
-        free = ~self.sim.prescribed
-        self._accept_command(np.flatnonzero(free), js.effort[free])
+        self._accept_command(free, js.effort[free])
         self.last_cmd_stamp_ns = js.stamp_ns
 
     def _on_reference(self, msg):
@@ -359,7 +344,7 @@ class ForwardDynamicsNode(Node):
                     "watchdog: no command for %.3f s, applying zero torque" % timeout)
             return np.zeros_like(self.cmd)
         if not self.p.enforce_effort_limits:
-            return self.cmd
+            return self.cmd.copy()   # never the array the next command is written into
         tau, acted = cv.clamp_efforts(self.cmd, self.limits)
         if acted.any():
             self.clamped += 1
@@ -421,21 +406,7 @@ class ForwardDynamicsNode(Node):
 
 def main(args=None):
     """Console script ``forward_dynamics_node``; accepts standard ``--ros-args``."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = ForwardDynamicsNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ValueError as e:  # bad parameter values at start-up
-        print("forward_dynamics_node: %s" % e, file=sys.stderr)
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(ForwardDynamicsNode, "forward_dynamics_node", args)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,6 @@ topics: docs/ros.md.
 import sys
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -22,18 +20,14 @@ from trajectory_msgs.msg import JointTrajectory
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
-
-
-def _three(v):
-    return None if len(v) == 3 else "needs 3 values, got %d" % len(v)
-
+from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, three_values
 
 PARAMS = [
     Param("compensate_gravity", True, "bool",
           "Include gravity in the torques. Set false for arms whose firmware already "
           "compensates gravity (Franka FCI, KUKA FRI)."),
     Param("gravity", [0.0, 0.0, -9.81], "double_array",
-          "Gravity in the world frame, m/s^2.", check=_three),
+          "Gravity in the world frame, m/s^2.", check=three_values),
     Param("clamp_efforts", True, "bool",
           "Clamp the torques to the URDF <limit effort> and report when it acts."),
     Param("command_topic", "", "string",
@@ -47,7 +41,7 @@ PARAMS = [
 ]
 
 
-class InverseDynamicsNode(Node):
+class InverseDynamicsNode(ThrottledWarnings, Node):
     """Thin node: validate -> ldr.inverse_dynamics -> clamp -> publish."""
 
     def __init__(self, node_name="inverse_dynamics", **kwargs):
@@ -96,13 +90,6 @@ class InverseDynamicsNode(Node):
         self.throttle.period_s = self.p.log_throttle_sec
         self._apply_gravity()
 
-    def _drop(self, key, reason):
-        self.dropped += 1
-        if self.throttle.ready(key):
-            more = self.throttle.suppressed(key)
-            self.get_logger().warning("dropped %s: %s%s" % (
-                key, reason, " (%d more since last report)" % more if more else ""))
-
     # -- callbacks ----------------------------------------------------------------------------
     def _on_reference(self, msg):
         if self.model is None:
@@ -137,39 +124,18 @@ class InverseDynamicsNode(Node):
             tau, acted = cv.clamp_efforts(tau, self.limits)
             if acted.any():
                 self.clamped += 1
-                if self.throttle.ready("clamp"):
-                    names = [n for n, x in zip(self.model.joint_names, acted) if x]
-                    more = self.throttle.suppressed("clamp")
-                    self.get_logger().warning("clamped efforts to the URDF limits on %s%s" % (
-                        names, " (%d more messages since last report)" % more if more else ""))
+                names = [n for n, x in zip(self.model.joint_names, acted) if x]
+                self._warn("clamp", "clamped efforts to the URDF limits on %s" % names)
         self.stamps.accept(js.stamp_ns)
-        out = JointState()
-        out.header.stamp = msg.header.stamp
-        out.header.frame_id = msg.header.frame_id
-        out.name = self.model.joint_names
-        out.effort = cv.to_float_array(tau)
-        self.pub.publish(out)
+        self.pub.publish(cv.make_joint_state(self.model.joint_names, js.stamp_ns, effort=tau,
+                                             frame_id=msg.header.frame_id))
         if self.cmd_pub is not None:
             self.cmd_pub.publish(cv.make_command_array(tau[self.cmd_cols]))
 
 
 def main(args=None):
     """Console script ``inverse_dynamics_node``; accepts standard ``--ros-args``."""
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = InverseDynamicsNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ValueError as e:  # bad parameter values at start-up
-        print("inverse_dynamics_node: %s" % e, file=sys.stderr)
-        return 1
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(InverseDynamicsNode, "inverse_dynamics_node", args)
 
 
 if __name__ == "__main__":

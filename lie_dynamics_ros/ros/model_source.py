@@ -21,8 +21,6 @@ from typing import Any, Callable, List, Optional
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-PACKAGE = "lie_dynamics_ros"
-
 # -------------------------------------------------------------------------------------------
 # typed parameters
 
@@ -127,21 +125,23 @@ def declare_parameters(node, specs: List[Param], on_change: Optional[Callable] =
 
 
 def resolve_urdf_path(path: str) -> str:
-    """``path`` as given if it exists, else looked up in the package's ``urdf/`` folders."""
+    """``path`` as given if it is a file, else relative to the package's share directory
+    (``urdf/arm7.urdf``) or a robot bundled in its ``urdf/`` folder (``arm7.urdf``, ``arm7``).
+
+    The share directory is ``lie_dynamics_ros.resources.share_dir()``: the source checkout,
+    ``<sys.prefix>/share/lie_dynamics_ros`` (pip install) or the ament index (colcon).
+    Raises FileNotFoundError.
+    """
     if os.path.isfile(path):
         return path
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    candidates = [os.path.join(here, path), os.path.join(here, "urdf", path)]
+    from lie_dynamics_ros import resources
     try:
-        from ament_index_python.packages import get_package_share_directory
-        share = get_package_share_directory(PACKAGE)
-        candidates += [os.path.join(share, path), os.path.join(share, "urdf", path)]
-    except Exception:  # not installed in an ament prefix
-        pass
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    raise FileNotFoundError("URDF file not found: %s" % path)
+        in_share = os.path.join(resources.share_dir(), path)
+        if os.path.isfile(in_share):
+            return in_share
+        return resources.bundled_urdf(path)
+    except FileNotFoundError as e:
+        raise FileNotFoundError("URDF file not found: %s (%s)" % (path, e)) from e
 
 
 def load_model(text_or_path: str, is_path: bool):

@@ -36,7 +36,7 @@ def _msg_file_text(pkg: str, name: str) -> Optional[str]:
     try:
         from ament_index_python.packages import get_package_share_directory
         dirs.append(get_package_share_directory(pkg))
-    except Exception:
+    except (ImportError, LookupError, OSError, ValueError):  # no ament index, or not in it
         pass
     dirs += [os.path.join(p, "share", pkg) for p in (sys.prefix, sys.base_prefix)]
     for d in dirs:
