@@ -210,12 +210,9 @@ def slotine_li_kernel(mi, fv, fm, q, v, vr, ar, tau, W, Wd, Fw, kin):
 @njit(**JIT)
 def mass_matrix_derivative_kernel(mi, fv, fm, q, v, Jb, Jd, Md, kin):
     """dM/dt = H + H^T with H = sum_i J_i^T I_i Jd_i (J, Jd from the recursive Jacobians)."""
-    if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
-        if st != OK:
-            return st
-    KD._velocities(mi, fv, fm, v, False)
-    KD.jacobians(mi, fv, fm, v, Jb, Jd)
+    st = KD.jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin)
+    if st != OK:
+        return st
     nj = mi.shape[0] - 1
     n = Jb.shape[2]
     Hc = np.empty((6, n))
@@ -260,12 +257,9 @@ def ploen_body_factor(I, w, Cb):
 @njit(**JIT)
 def coriolis_ploen_kernel(mi, fv, fm, q, v, Jb, Jd, C, kin):
     """C = sum_i J_i^T (I_i Jd_i + C̄_i J_i): seed 004 eq. (37) in Jacobian form."""
-    if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
-        if st != OK:
-            return st
-    KD._velocities(mi, fv, fm, v, False)
-    KD.jacobians(mi, fv, fm, v, Jb, Jd)
+    st = KD.jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin)
+    if st != OK:
+        return st
     nj = mi.shape[0] - 1
     n = Jb.shape[2]
     Cb = np.empty((6, 6))

@@ -449,13 +449,22 @@ def velocity_kinematics(mi, fv, fm, q, v, kin):
 
 
 @njit(**JIT)
-def coriolis_matrix(mi, fv, fm, q, v, Jb, Jd, C, kin):
-    """Kinematics, Jacobians and the Christoffel-consistent Coriolis matrix in one call."""
+def jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin):
+    """Joint kinematics, body twists, and every body's J_i and Jd_i."""
     if kin:
         st = joint_kinematics(mi, fv, fm, q, v)
         if st != OK:
             return st
     _velocities(mi, fv, fm, v, False)
     jacobians(mi, fv, fm, v, Jb, Jd)
+    return OK
+
+
+@njit(**JIT)
+def coriolis_matrix(mi, fv, fm, q, v, Jb, Jd, C, kin):
+    """Kinematics, Jacobians and the Christoffel-consistent Coriolis matrix in one call."""
+    st = jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin)
+    if st != OK:
+        return st
     coriolis(mi, fv, fm, Jb, Jd, C)
     return OK
