@@ -183,3 +183,28 @@ def test_body_jacobian_matches_pose_derivative(model):
     Tm = ldr.frame_pose(model, ldr.integrate(model, q, v, -h), frame)
     xi = se3.log(se3.inv(Tm) @ Tp) / (2 * h)          # (w, v) seeds' order
     close(ldr.body_jacobian(model, q, frame) @ v, np.r_[xi[3:], xi[:3]], 1e-6)
+
+
+def test_difference_takes_the_short_way_round_on_continuous_joints():
+    """A continuous joint lives on S^1: readings wrapped by a driver differ by the short angle,
+    while a limited revolute joint keeps plain subtraction."""
+    cont = bundled("planar_2r.urdf")
+    kinds = [cont.joint(n).limits[:2] for n in cont.joint_names]
+    q0 = np.array([np.pi - 0.1, 0.2])
+    q1 = np.array([-np.pi + 0.1, 0.2 + 2 * np.pi - 0.3])
+    d = ldr.difference(cont, q0, q1)
+    for k, (lo, hi) in enumerate(kinds):
+        plain = q1[k] - q0[k]
+        if np.isfinite(lo) or np.isfinite(hi):
+            assert d[k] == pytest.approx(plain)
+        else:
+            assert d[k] == pytest.approx(np.mod(plain + np.pi, 2 * np.pi) - np.pi)
+            assert abs(d[k]) <= np.pi
+    b = ldr.ModelBuilder("wheel")
+    b.add_link("base")
+    b.add_link("wheel", mass=1.0, inertia=np.eye(3) * 0.01)
+    b.add_joint("spin", ldr.Revolute((0, 0, 1)), "base", "wheel")
+    wheel = b.build()
+    assert ldr.difference(wheel, [3.0], [-3.0])[0] == pytest.approx(2 * np.pi - 6.0)
+    q = ldr.integrate(wheel, np.array([3.0]), ldr.difference(wheel, [3.0], [-3.0]))
+    assert np.cos(q[0]) == pytest.approx(np.cos(-3.0)) and np.sin(q[0]) == pytest.approx(np.sin(-3.0))

@@ -43,13 +43,14 @@ def integrate(model, q, v, dt=1.0):
 
 
 def difference(model, q0, q1):
-    """v such that integrate(q0, v) = q1 (log on the groups, subtraction elsewhere)."""
+    """v such that integrate(q0, v) = q1: the log on SE(3)/SO(3), the shortest angle on S^1 for
+    continuous (unlimited revolute) joints, subtraction elsewhere."""
     q0, q1 = vec(q0, model.nq, "q0"), vec(q1, model.nq, "q1")
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(q1))):
         raise InputError("non-finite values in q0 or q1")
     groups = _group_joints(model)
     if not groups:
-        return q1 - q0
+        return _wrap_circles(model, q1 - q0)
     out = np.empty(model.nv)
     vq = _vector_part(model)
     out[vq[1]] = q1[vq[0]] - q0[vq[0]]
@@ -61,7 +62,20 @@ def difference(model, q0, q1):
             out[vi:vi + 3], out[vi + 3:vi + 6] = xi[3:], xi[:3]
         else:
             out[vi:vi + 3] = so3.quat_log(so3.quat_multiply(_conj(q0[qi:qi + 4]), q1[qi:qi + 4]))
-    return out
+    return _wrap_circles(model, out)
+
+
+def _wrap_circles(model, dv):
+    """Angles of continuous joints into [-pi, pi): a driver that wraps its readings must not
+    turn into a 2 pi error."""
+    idx = model._scratch.get("circles")
+    if idx is None:
+        idx = model._scratch["circles"] = np.array(
+            [j.v_index for j in model._kjoints if j.mimic is None and j.joint.kind == J.REVOLUTE
+             and not (np.isfinite(j.limits[0]) or np.isfinite(j.limits[1]))], dtype=int)
+    if idx.size:
+        dv[idx] = np.mod(dv[idx] + np.pi, 2 * np.pi) - np.pi
+    return dv
 
 
 def _vector_part(model):
