@@ -9,7 +9,7 @@ from numba import njit
 from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, FEXT,
                      MI, MS, MIH, MU, MPSI, MPI, MSD, OK, NONFINITE, SINGULAR)
 from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
-                      congruence_add, invert_spd)
+                      congruence_add, rigid_congruence_add, invert_spd)
 from .joint_kinematics import joint_kinematics
 
 
@@ -113,8 +113,8 @@ def crba(mi, fv, fm, q, M, kin):
         fm[i, MIH, :, :] = fm[i, MI]
     for i in range(nj, 0, -1):
         p = mi[i, P]
-        if p > 0:
-            congruence_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], fm[i, MIH], fm[p, MIH], col, tmp)
+        if p > 0:   # composite inertias are rigid-body inertias: the cheap parallel-axis form
+            rigid_congruence_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], fm[i, MIH], fm[p, MIH])
     M[:, :] = 0.0
     for i in range(1, nj + 1):
         vi, nv = mi[i, VI], mi[i, NV]

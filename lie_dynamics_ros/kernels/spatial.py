@@ -154,3 +154,49 @@ def invert_spd(A, n, out):
         for c in range(n):
             out[r, c] = w[r, n + c]
     return True
+
+
+@njit(**JIT)
+def rigid_congruence_add(R, p, I, out):
+    """out += X^T I X, X = Ad_{T^-1}, for a rigid-body (or composite) inertia
+    I = [[I_o, [h]], [[h]^T, m 1]] (Kim eq. 22, h = m c): the parallel-axis form, ~100 flops
+    instead of the general 6x6 congruence. In the parent: h' = R h + m p and
+    I_o' = R I_o R^T - [Rh][p] - [p][Rh] - m [p]^2.
+    """
+    m = I[5, 5]
+    h0, h1, h2 = I[2, 4], I[0, 5], I[1, 3]
+    r0 = R[0] * h0 + R[1] * h1 + R[2] * h2
+    r1 = R[3] * h0 + R[4] * h1 + R[5] * h2
+    r2 = R[6] * h0 + R[7] * h1 + R[8] * h2
+    p0, p1, p2 = p[0], p[1], p[2]
+    rp = r0 * p0 + r1 * p1 + r2 * p2
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    rv = (r0, r1, r2)
+    pv = (p0, p1, p2)
+    for a in range(3):
+        for b in range(3):
+            acc = 0.0                                    # (R I_o R^T)[a, b]
+            for k in range(3):
+                t = R[3 * a] * I[0, k] + R[3 * a + 1] * I[1, k] + R[3 * a + 2] * I[2, k]
+                acc += t * R[3 * b + k]
+            acc -= pv[b] * rv[a] + rv[b] * pv[a]         # -[Rh][p] - [p][Rh] = ...
+            acc -= m * pv[a] * pv[b]                     # -m [p]^2 = m (|p|^2 - p p^T)
+            if a == b:
+                acc += 2.0 * rp + m * pp
+            out[a, b] += acc
+    g0, g1, g2 = r0 + m * p0, r1 + m * p1, r2 + m * p2  # h'
+    out[0, 4] -= g2
+    out[0, 5] += g1
+    out[1, 3] += g2
+    out[1, 5] -= g0
+    out[2, 3] -= g1
+    out[2, 4] += g0
+    out[3, 1] += g2
+    out[3, 2] -= g1
+    out[4, 0] -= g2
+    out[4, 2] += g0
+    out[5, 0] += g1
+    out[5, 1] -= g0
+    out[3, 3] += m
+    out[4, 4] += m
+    out[5, 5] += m
