@@ -8,9 +8,12 @@ from ..kernels.joint_kinematics import joint_kinematics
 from ..lie import se3
 
 
+_F64 = np.dtype(np.float64)
+
+
 def vec(x, n, name):
     """x as a contiguous float64 (n,) array; InputError otherwise. Finiteness: see ``check``."""
-    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous:
+    if type(x) is np.ndarray and x.dtype is _F64 and x.shape == (n,) and x.flags.c_contiguous:
         return x
     try:
         a = np.ascontiguousarray(x, dtype=np.float64)

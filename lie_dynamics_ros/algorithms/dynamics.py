@@ -13,19 +13,23 @@ from ._inputs import vec, check, prepare, load_fext
 def inverse_dynamics(model, q, v, a, f_ext=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext."""
     q, v, a = vec(q, model.nq, "q"), vec(v, model.nv, "v"), vec(a, model.nv, "a")
-    kin = prepare(model, q, v)
-    use = load_fext(model, f_ext)
+    kin = prepare(model, q, v) if model.has_general else True
+    use = f_ext is not None and load_fext(model, f_ext)
     tau = np.empty(model.nv)
-    check(model, K.rnea(model._mi, model._fv, model._fm, q, v, a, tau, kin, use), q=q, v=v, a=a)
+    st = K.rnea(model._mi, model._fv, model._fm, q, v, a, tau, kin, use)
+    if st:
+        check(model, st, q=q, v=v, a=a)
     return tau
 
 
 def mass_matrix(model, q):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric)."""
     q = vec(q, model.nq, "q")
-    kin = prepare(model, q, np.zeros(model.nv))
+    kin = prepare(model, q, model._zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
-    check(model, K.crba(model._mi, model._fv, model._fm, q, M, kin), q=q)
+    st = K.crba(model._mi, model._fv, model._fm, q, M, kin)
+    if st:
+        check(model, st, q=q)
     return M
 
 
@@ -82,11 +86,12 @@ def _hybrid(model, q, v, a, tau, mask, f_ext):
         presc[1:] = mask[model._row_v_index]
         a = np.where(mask, a, 0.0)
         tau = np.where(mask, 0.0, tau)
-    kin = prepare(model, q, v)
-    use = load_fext(model, f_ext)
+    kin = prepare(model, q, v) if model.has_general else True
+    use = f_ext is not None and load_fext(model, f_ext)
     a_out, tau_out = np.empty(model.nv), np.empty(model.nv)
-    check(model, K.hybrid(model._mi, model._fv, model._fm, q, v, a, tau, presc, a_out, tau_out,
-                          kin, use), q=q, v=v, a=a, tau=tau)
+    st = K.hybrid(model._mi, model._fv, model._fm, q, v, a, tau, presc, a_out, tau_out, kin, use)
+    if st:
+        check(model, st, q=q, v=v, a=a, tau=tau)
     return a_out, tau_out
 
 
