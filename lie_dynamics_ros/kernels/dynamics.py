@@ -9,7 +9,7 @@ from numba import njit
 from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, FEXT,
                      MI, MS, MIH, MU, MPSI, MPI, MSD, OK, NONFINITE, SINGULAR)
 from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
-                      congruence_add, rigid_congruence_add, invert_spd)
+                      block_congruence_add, rigid_congruence_add, invert_spd)
 from .joint_kinematics import joint_kinematics
 
 
@@ -156,7 +156,7 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
     """Backward pass of Kim Tables 3/4: I^_i, B^_i, Pi_i, beta_i (children first)."""
     nj = mi.shape[0] - 1
     col = np.empty(6)
-    tmp = np.empty(6)
+    scratch = np.empty((5, 3, 3))
     for i in range(1, nj + 1):
         c = fv[i]
         fm[i, MIH, :, :] = fm[i, MI]
@@ -225,7 +225,7 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
                     Pi[r, cc] = acc
         p = mi[i, P]
         if p > 0:
-            congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, fm[p, MIH], col, tmp)
+            block_congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, fm[p, MIH], scratch)
             ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, fv[p, BH:BH + 6], 1.0)
     return OK
 

@@ -200,3 +200,46 @@ def rigid_congruence_add(R, p, I, out):
     out[3, 3] += m
     out[4, 4] += m
     out[5, 5] += m
+
+
+@njit(**JIT)
+def block_congruence_add(R, p, I, out, S):
+    """out += X^T I X, X = Ad_{T^-1}, for any symmetric I = [[A, B], [B^T, C]] (articulated
+    inertias). With A', B', C' the blocks rotated by R and P = [p]:
+    X^T I X = [[A' - B'P + P B'^T - P C' P, B' + P C'], [(B' + P C')^T, C']].
+    ``S`` is a (5, 3, 3) scratch buffer: A', B', C', B'' and R I-block products.
+    """
+    tmp = S[4]
+    for k in range(3):
+        r0, c0 = (0, 0) if k == 0 else ((0, 3) if k == 1 else (3, 3))
+        for a in range(3):
+            for b in range(3):
+                tmp[a, b] = (R[3 * a] * I[r0, c0 + b] + R[3 * a + 1] * I[r0 + 1, c0 + b]
+                             + R[3 * a + 2] * I[r0 + 2, c0 + b])
+        blk = S[k]
+        for a in range(3):
+            for b in range(3):
+                blk[a, b] = tmp[a, 0] * R[3 * b] + tmp[a, 1] * R[3 * b + 1] + tmp[a, 2] * R[3 * b + 2]
+    A_, B_, C_, B2 = S[0], S[1], S[2], S[3]
+    p0, p1, p2 = p[0], p[1], p[2]
+    for b in range(3):                             # B'' = B' + P C',  P x = p x x
+        B2[0, b] = B_[0, b] + p1 * C_[2, b] - p2 * C_[1, b]
+        B2[1, b] = B_[1, b] + p2 * C_[0, b] - p0 * C_[2, b]
+        B2[2, b] = B_[2, b] + p0 * C_[1, b] - p1 * C_[0, b]
+    for a in range(3):
+        # (B'' P)[a, :] = B''[a, :] x p   (a row vector times [p])
+        m0, m1, m2 = B2[a, 0], B2[a, 1], B2[a, 2]
+        mp0, mp1, mp2 = m1 * p2 - m2 * p1, m2 * p0 - m0 * p2, m0 * p1 - m1 * p0   # (M P)[a, :]
+        for b in range(3):
+            # (P B'^T)[a, b] = sum_j P[a, j] B'[b, j] = (p x B'[b, :])[a]
+            if a == 0:
+                pb = p1 * B_[b, 2] - p2 * B_[b, 1]
+            elif a == 1:
+                pb = p2 * B_[b, 0] - p0 * B_[b, 2]
+            else:
+                pb = p0 * B_[b, 1] - p1 * B_[b, 0]
+            mp = mp0 if b == 0 else (mp1 if b == 1 else mp2)
+            out[a, b] += A_[a, b] - mp + pb
+            out[a, 3 + b] += B2[a, b]
+            out[3 + b, a] += B2[a, b]
+            out[3 + a, 3 + b] += C_[a, b]
