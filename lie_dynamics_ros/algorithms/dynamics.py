@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import dynamics as K
+from ..kernels import layout as L
 from ._inputs import vec, check, prepare, load_fext
 
 
@@ -51,7 +52,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None):
     """
     if model.has_mimic:
         return _solve_through_M(model, q, v, tau, f_ext)
-    a, _ = _hybrid(model, q, v, model._zero_v, tau, None, f_ext)
+    a, _ = _hybrid(model, q, v, model._zero_v, tau, model._no_prescription, f_ext)
     return a
 
 
@@ -66,32 +67,32 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
     mask = np.asarray(prescribed)
     if mask.shape != (model.nv,) or mask.dtype != bool:
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
+    if model.has_mimic:
+        _check_whole_joints(model, mask)
+        return _hybrid_through_M(model, q, v, a, tau, mask, f_ext)
+    return _hybrid(model, q, v, a, tau, mask, f_ext)
+
+
+def _check_whole_joints(model, mask):
     first = model._dof_first                  # index of the first DOF of each DOF's joint
     if not np.array_equal(mask, mask[first]):
         k = int(np.flatnonzero(mask != mask[first])[0])
         name = model.joint_names[model.joint_v_index.index(int(first[k]))]
         raise InputError(f"joint {name!r}: prescribe all of its DOFs or none")
-    if model.has_mimic:
-        return _hybrid_through_M(model, q, v, a, tau, mask, f_ext)
-    return _hybrid(model, q, v, a, tau, mask, f_ext)
 
 
 def _hybrid(model, q, v, a, tau, mask, f_ext):
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     a, tau = vec(a, model.nv, "a"), vec(tau, model.nv, "tau")
-    if mask is None:
-        presc = model._no_prescription
-    else:
-        presc = np.zeros(model.njoints + 1, dtype=np.bool_)
-        presc[1:] = mask[model._row_v_index]
-        a = np.where(mask, a, 0.0)
-        tau = np.where(mask, 0.0, tau)
+    mask = np.ascontiguousarray(mask)
     kin = prepare(model, q, v) if model.has_general else True
     use = f_ext is not None and load_fext(model, f_ext)
     a_out, tau_out = np.empty(model.nv), np.empty(model.nv)
-    st = K.hybrid(model._mi, model._fv, model._fm, q, v, a, tau, presc, a_out, tau_out, kin, use)
+    st = K.hybrid(model._mi, model._fv, model._fm, q, v, a, tau, mask, a_out, tau_out, kin, use)
+    if st == L.BAD_MASK:
+        _check_whole_joints(model, mask)
     if st:
-        check(model, st, q=q, v=v, a=a, tau=tau)
+        check(model, st, q=q, v=v, a=np.where(mask, a, 0.0), tau=np.where(mask, 0.0, tau))
     return a_out, tau_out
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, FEXT,
-                     MI, MS, MIH, MU, MPSI, MPI, MSD, OK, NONFINITE, SINGULAR)
+                     MI, MS, MIH, MU, MPSI, MPI, MSD, OK, NONFINITE, SINGULAR, BAD_MASK)
 from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
                       block_congruence_add, rigid_congruence_add, invert_spd)
 from .joint_kinematics import joint_kinematics
@@ -231,18 +231,27 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
 
 
 @njit(**JIT)
-def hybrid(mi, fv, fm, q, v, a, tau, presc, a_out, tau_out, kin, use_fext):
-    """Hybrid dynamics, Kim Table 4. presc[i] (per body row): joint i has a given acceleration.
-
-    ABA (Table 3) is the case where no joint is prescribed.
+def hybrid(mi, fv, fm, q, v, a, tau, mask, a_out, tau_out, kin, use_fext):
+    """Hybrid dynamics, Kim Table 4. mask[k] (per DOF): the acceleration a[k] is given, else the
+    torque tau[k]; entries that are not given are never read. ABA (Table 3) is the all-False
+    case. Each joint is prescribed as a whole (status BAD_MASK otherwise).
     """
     if kin:
         st = joint_kinematics(mi, fv, fm, q, v)
         if st != OK:
             return st
-    if not (_finite(a) and _finite(tau)):
-        return NONFINITE
     nj = mi.shape[0] - 1
+    presc = np.empty(nj + 1, dtype=np.bool_)
+    presc[0] = False
+    for i in range(1, nj + 1):
+        vi, nv = mi[i, VI], mi[i, NV]
+        given = mask[vi]
+        for k in range(vi, vi + nv):
+            if mask[k] != given:
+                return BAD_MASK
+            if not np.isfinite(a[k] if given else tau[k]):
+                return NONFINITE
+        presc[i] = given
     _velocities(mi, fv, fm, v, True)
     for i in range(1, nj + 1):
         if presc[i]:

@@ -60,3 +60,4 @@ OK = 0
 NONFINITE = 1
 BAD_QUATERNION = 2
 SINGULAR = 3
+BAD_MASK = 4       # a multi-DOF joint partly prescribed

@@ -89,13 +89,12 @@ class Model:
         self._mi, self._fv, self._fm = mi, fv, fm
         self._general = [j for j in self._kjoints if isinstance(j.joint, JT.General)]
         # index helpers that keep Python loops over joints out of the per-call paths
-        self._row_v_index = np.array([j.v_index for j in self._kjoints], dtype=np.int64)
         self._dof_first = np.concatenate(
             [np.full(n, i, dtype=np.int64) for i, n in zip(self.joint_v_index, self.joint_nv)]
             or [np.zeros(0, dtype=np.int64)])
-        self._no_prescription = np.zeros(nj + 1, dtype=np.bool_)
+        self._no_prescription = np.zeros(self.nv, dtype=np.bool_)
         self._zero_v = np.zeros(self.nv)
-        for a in (self._row_v_index, self._dof_first, self._no_prescription, self._zero_v):
+        for a in (self._dof_first, self._no_prescription, self._zero_v):
             a.flags.writeable = False
         self._scratch = {}
 
