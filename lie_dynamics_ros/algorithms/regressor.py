@@ -133,8 +133,9 @@ def _body_wrench_map(Vb, Wb, Wdb, K):
 
 
 @njit(**JIT)
-def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
-    """Y (nv x 10 nj) with Y theta = M a_r + C(q, v) v_r + g (Christoffel C)."""
+def _reference_kinematics(mi, fv, fm, q, v, vr, ar, W, Wd, kin):
+    """Joint kinematics, body twists V_i, and the reference twists W_i = J_i v_r and their
+    rates J_i a_r + Jd_i v_r (gravity included)."""
     if kin:
         st = joint_kinematics(mi, fv, fm, q, v)
         if st != OK:
@@ -142,9 +143,18 @@ def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
     for k in range(vr.shape[0]):
         if not (np.isfinite(vr[k]) and np.isfinite(ar[k])):
             return NONFINITE
-    nj = mi.shape[0] - 1
     KD._velocities(mi, fv, fm, v, False)
     _reference_pass(mi, fv, fm, v, vr, ar, W, Wd)
+    return OK
+
+
+@njit(**JIT)
+def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
+    """Y (nv x 10 nj) with Y theta = M a_r + C(q, v) v_r + g (Christoffel C)."""
+    st = _reference_kinematics(mi, fv, fm, q, v, vr, ar, W, Wd, kin)
+    if st != OK:
+        return st
+    nj = mi.shape[0] - 1
     Y[:, :] = 0.0
     K = np.empty((6, 10))
     Kp = np.empty((6, 10))
@@ -180,16 +190,10 @@ def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
 @njit(**JIT)
 def slotine_li_kernel(mi, fv, fm, q, v, vr, ar, tau, W, Wd, Fw, kin):
     """tau = M a_r + C(q, v) v_r + g in O(n) (the model's own inertias), no regressor."""
-    if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
-        if st != OK:
-            return st
-    for k in range(vr.shape[0]):
-        if not (np.isfinite(vr[k]) and np.isfinite(ar[k])):
-            return NONFINITE
+    st = _reference_kinematics(mi, fv, fm, q, v, vr, ar, W, Wd, kin)
+    if st != OK:
+        return st
     nj = mi.shape[0] - 1
-    KD._velocities(mi, fv, fm, v, False)
-    _reference_pass(mi, fv, fm, v, vr, ar, W, Wd)
     acc = np.empty(6)
     y = np.empty(6)
     for i in range(1, nj + 1):
