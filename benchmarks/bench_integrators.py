@@ -52,22 +52,6 @@ class Counter:
         return self.f(*a)
 
 
-def rk4_fixed(F, y0, T, n, project=None):
-    h = T / n
-    y = np.array(y0, dtype=float)
-    t = 0.0
-    for _ in range(n):
-        k1 = F(t, y)
-        k2 = F(t + h / 2, y + h / 2 * k1)
-        k3 = F(t + h / 2, y + h / 2 * k2)
-        k4 = F(t + h, y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        if project is not None:
-            y = project(y)
-        t += h
-    return y
-
-
 # ============================================================================= pendulum
 def bench_pendulum(repeat=1, quick=False, N=2, T=3.0):
     p = pend.PendulumParams.uniform(N)
@@ -103,7 +87,7 @@ def bench_pendulum(repeat=1, quick=False, N=2, T=3.0):
         for n in steps:
             def run(n=n, proj=proj):
                 Fc = Counter(F)
-                return rk4_fixed(Fc, y0, T, n, proj), Fc.n
+                return pend.classical_rk4(Fc, y0, T, n, proj, trajectory=False), Fc.n
             add(name, f"h=T/{n}", run)
     for meth in ("RK45", "DOP853"):
         for tol in tols:
@@ -204,7 +188,7 @@ def bench_floating(repeat=1, quick=False, T=1.0):
     for n in steps:
         def run(n=n):
             Fc = Counter(F)
-            y = rk4_fixed(Fc, y0, T, n, project)
+            y = pend.classical_rk4(Fc, y0, T, n, project, trajectory=False)
             return y[:nq], y[nq:], Fc.n
         add("RK4 quaternions + renormalisation", f"h=T/{n}", run)
     for meth in ("RK45", "DOP853"):

@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # checkout
 
+from examples._figures import save  # noqa: E402
 from lie_dynamics_ros.integrators import SO3, ProductGroup, Rn, solve_symplectic  # noqa: E402
 from lie_dynamics_ros.integrators.spaces import cross3  # noqa: E402
 
@@ -183,7 +184,7 @@ def main(outdir="out/figures"):
     ax.set_ylabel("error at T = 1")
     ax.legend(fontsize=7)
     ax.set_title("order (Fig. 2)")
-    written.append(_save(fig, outdir, "heavy_top_fig2.png"))
+    written.append(save(fig, outdir, "heavy_top_fig2.png"))
     print("heavy top orders:", {k: round(v, 3) for k, v in slopes.items()})
 
     # Fig. 3: 6000 steps of h = 0.01, energy error for theta = 1/2 and 0
@@ -208,17 +209,8 @@ def main(outdir="out/figures"):
     ax = fig.add_subplot(1, 3, 3, projection="3d")
     ax.plot(*G.T, lw=0.5)
     ax.set_title("M l Q^-1 Gamma0, theta = 1/2, first 400 steps", fontsize=9)
-    written.append(_save(fig, outdir, "heavy_top_fig3_energy.png"))
+    written.append(save(fig, outdir, "heavy_top_fig3_energy.png"))
     return written
-
-
-def _save(fig, outdir, name):
-    import matplotlib.pyplot as plt
-    path = os.path.join(outdir, name)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 if __name__ == "__main__":

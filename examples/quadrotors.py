@@ -35,6 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # checkout
 
+from examples._figures import save  # noqa: E402
 from lie_dynamics_ros.integrators import (  # noqa: E402
     ProductSpace, SO3Space, TS2Space, VectorSpace, solve)
 from lie_dynamics_ros.integrators.spaces import cross3  # noqa: E402
@@ -118,7 +119,6 @@ class Quadrotors:
     # ---------------------------------------------------------------- dynamics (37)-(38)
     def accelerations(self, t, P):
         """(v', W1', W2', w1', w2') from A(z) z' = h(z)."""
-        v = P[SL["v"]]
         (u1, u2), _ = self.thrusts(t, P)
         qs = (P[SL["q1"]], P[SL["q2"]])
         ws = (P[SL["w1"]], P[SL["w2"]])
@@ -234,7 +234,7 @@ def main(outdir="out/figures"):
     ax.set_ylabel("error at T = 1 vs DOP853 1e-12")
     ax.set_title("Quadrotors: convergence (Fig. 13)")
     ax.legend(fontsize=7)
-    written.append(_save(fig, outdir, "quadrotors_fig13_orders.png"))
+    written.append(save(fig, outdir, "quadrotors_fig13_orders.png"))
     print("quadrotor orders:", {k: round(v, 3) for k, v in slopes.items()})
 
     T, h = 5.0, 0.01
@@ -254,7 +254,7 @@ def main(outdir="out/figures"):
     ax.invert_zaxis()
     ax.legend()
     ax.set_title("snapshots 0 <= t <= 5 (Fig. 14; e3 down)")
-    written.append(_save(fig, outdir, "quadrotors_fig14_snapshots.png"))
+    written.append(save(fig, outdir, "quadrotors_fig14_snapshots.png"))
 
     fig, axs = plt.subplots(1, 3, figsize=(14, 4))
     for k in range(3):
@@ -271,7 +271,7 @@ def main(outdir="out/figures"):
     axs[2].set_title("link direction errors 1 - q_i.q_id (Fig. 17)")
     for a in axs:
         a.set_xlabel("t")
-    written.append(_save(fig, outdir, "quadrotors_fig15_17_tracking.png"))
+    written.append(save(fig, outdir, "quadrotors_fig15_17_tracking.png"))
 
     fig, ax = plt.subplots(figsize=(6, 4))
     nq = np.array([[abs(np.linalg.norm(P[SL["q1"]]) - 1), abs(np.linalg.norm(P[SL["q2"]]) - 1)]
@@ -279,19 +279,10 @@ def main(outdir="out/figures"):
     ax.semilogy(t, nq + 1e-18)
     ax.set_title("| |q_i| - 1 | with RKMK4 (Fig. 18)")
     ax.set_xlabel("t")
-    written.append(_save(fig, outdir, "quadrotors_fig18_norms.png"))
+    written.append(save(fig, outdir, "quadrotors_fig18_norms.png"))
     print(f"quadrotors: |y - y_d| from {np.linalg.norm(pos[0][0] - yd[0]):.3g} to "
           f"{np.linalg.norm(pos[0][-1] - yd[-1]):.3g}; max | |q| - 1 | = {nq.max():.2e}")
     return written
-
-
-def _save(fig, outdir, name):
-    import matplotlib.pyplot as plt
-    path = os.path.join(outdir, name)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # checkout
 
+from examples._figures import save  # noqa: E402
 from lie_dynamics_ros.integrators import TS2Space, solve  # noqa: E402
 from lie_dynamics_ros.integrators.adaptive import solve_adaptive  # noqa: E402
 from lie_dynamics_ros.integrators.solve import get_method  # noqa: E402
@@ -145,8 +146,9 @@ def reference_solution(p, y0, T, t_eval=None, rtol=1e-13, atol=1e-13):
     return sol
 
 
-def classical_rk4(F, y0, T, n, project=None):
-    """Classical RK4 in the ambient space (optionally projecting after every step)."""
+def classical_rk4(F, y0, T, n, project=None, trajectory=True):
+    """Classical RK4 in the ambient space (optionally projecting after every step). Returns
+    every state, or only the last with ``trajectory=False``."""
     h = T / n
     y = np.array(y0, dtype=float)
     ys = [y.copy()]
@@ -160,8 +162,9 @@ def classical_rk4(F, y0, T, n, project=None):
         if project is not None:
             y = project(y)
         t += h
-        ys.append(y.copy())
-    return np.array(ys)
+        if trajectory:
+            ys.append(y.copy())
+    return np.array(ys) if trajectory else y
 
 
 ORDER_METHODS = [("lie_euler", 1), ("lie_euler_heun", 2), ("rkmk4", 4), ("rkmk4_trunc", 4),
@@ -231,7 +234,7 @@ def main(outdir="out/figures"):
     ax.set_title("N = 2 spherical pendulum: convergence (Fig. 5)")
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
-    written.append(_save(fig, outdir, "pendulum_fig5_orders.png"))
+    written.append(save(fig, outdir, "pendulum_fig5_orders.png"))
     print("pendulum orders:", {k: round(v, 3) for k, v in slopes.items()})
 
     # Figs. 6-7: invariants on [0, 5], N = 2 (non-planar IC, see generic_initial_condition)
@@ -259,8 +262,8 @@ def main(outdir="out/figures"):
         for a in (axs6[i], axs7[i]):
             a.set_xlabel("t")
             a.legend(fontsize=6)
-    written.append(_save(fig6, outdir, "pendulum_fig6_sphere.png"))
-    written.append(_save(fig7, outdir, "pendulum_fig7_tangent.png"))
+    written.append(save(fig6, outdir, "pendulum_fig6_sphere.png"))
+    written.append(save(fig7, outdir, "pendulum_fig7_tangent.png"))
 
     # Fig. 8 / 10: variable vs constant step at T = 3
     Ns = [2, 4, 8, 12, 16, 20]
@@ -281,7 +284,7 @@ def main(outdir="out/figures"):
         axs[1].set_xlabel("t")
         axs[1].set_ylabel("h")
         axs[1].set_title(f"RKMK(5,4) step size, N = 20 ({tag})")
-        written.append(_save(fig, outdir, fname))
+        written.append(save(fig, outdir, fname))
         for r in rr:
             print(f"{tag} N={r['N']:2d} steps={r['n_steps']:5d} variable={r['err_variable']:.3e} "
                   f"constant={r['err_constant']:.3e}")
@@ -301,7 +304,7 @@ def main(outdir="out/figures"):
             a.plot(r2["t_const"], r2["y_const"][:, 6 * i + k], "b-", lw=0.6, label="RKMK5")
             a.set_title(f"mass {i + 1}: {labels[k]}", fontsize=8)
     axs[0, 0].legend(fontsize=6)
-    written.append(_save(fig, outdir, "pendulum_fig9_components.png"))
+    written.append(save(fig, outdir, "pendulum_fig9_components.png"))
 
     F2 = make_vector_field(p)
     wdot = np.array([F2(0, ref.y[:, k]) for k in range(len(ts))])
@@ -322,17 +325,8 @@ def main(outdir="out/figures"):
     axs[1].set_title("w_i^(2) on [2.1, 3] (Fig. 11b)")
     axs[2].set_title("w_i^(2)' (Fig. 11c)")
     axs[2].legend()
-    written.append(_save(fig, outdir, "pendulum_fig11_step_size.png"))
+    written.append(save(fig, outdir, "pendulum_fig11_step_size.png"))
     return written
-
-
-def _save(fig, outdir, name):
-    path = os.path.join(outdir, name)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
-    return path
 
 
 if __name__ == "__main__":
