@@ -14,7 +14,7 @@ from ._inputs import vec, check, prepare, load_fext
 def inverse_dynamics(model, q, v, a, f_ext=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext."""
     q, v, a = vec(q, model.nq, "q"), vec(v, model.nv, "v"), vec(a, model.nv, "a")
-    kin = prepare(model, q, v) if model.has_general else True
+    kin = prepare(model, q, v)
     use = f_ext is not None and load_fext(model, f_ext)
     tau = np.empty(model.nv)
     st = K.rnea(model._mi, model._fv, model._fm, q, v, a, tau, kin, use)
@@ -26,7 +26,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None):
 def mass_matrix(model, q):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric)."""
     q = vec(q, model.nq, "q")
-    kin = prepare(model, q, model._zero_v) if model.has_general else True
+    kin = prepare(model, q, model._zero_v)
     M = np.empty((model.nv, model.nv))
     st = K.crba(model._mi, model._fv, model._fm, q, M, kin)
     if st:
@@ -85,7 +85,7 @@ def _hybrid(model, q, v, a, tau, mask, f_ext):
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     a, tau = vec(a, model.nv, "a"), vec(tau, model.nv, "tau")
     mask = np.ascontiguousarray(mask)
-    kin = prepare(model, q, v) if model.has_general else True
+    kin = prepare(model, q, v)
     use = f_ext is not None and load_fext(model, f_ext)
     a_out, tau_out = np.empty(model.nv), np.empty(model.nv)
     st = K.hybrid(model._mi, model._fv, model._fm, q, v, a, tau, mask, a_out, tau_out, kin, use)
