@@ -105,6 +105,12 @@ class Model:
         m.gravity = self.gravity
         return m
 
+    def with_gravity(self, g):
+        """A model with the same description and gravity ``g`` (3,), in m/s^2, world frame."""
+        m = self.copy()
+        m.gravity = g
+        return m
+
     @property
     def gravity(self):
         return self._fv[0, L.G:L.G + 3].copy()
