@@ -6,6 +6,7 @@ from .errors import URDFError, InputError
 from .model.urdf import load_urdf
 from .model.builder import ModelBuilder
 from .model.model import Model
+from .model.data import Data
 from .model.joint_types import Fixed, Revolute, Prismatic, Free, Spherical, Planar, Universal, General
 from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix,
                                   gravity_torques, nonlinear_effects, coriolis_matrix)
@@ -22,7 +23,7 @@ from . import lie
 __version__ = "0.1.0"
 
 __all__ = [
-    "URDFError", "InputError", "load_urdf", "ModelBuilder", "Model",
+    "URDFError", "InputError", "load_urdf", "ModelBuilder", "Model", "Data",
     "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal", "General",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "gravity_torques",
     "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose", "body_jacobian",

@@ -138,8 +138,7 @@ def test_regressor_times_parameters_is_slotine_li_torque(name):
 
 
 def test_regressor_without_gravity_and_general_joints():
-    model = bundled("arm7.urdf").copy()
-    model.gravity = (0.0, 0.0, 0.0)
+    model = bundled("arm7.urdf").with_gravity((0.0, 0.0, 0.0))
     q, v, vr, ar = next(states(model, 1, 4))
     theta = R.inertial_parameters(model)
     ref = ldr.mass_matrix(model, q) @ ar + ldr.coriolis_matrix(model, q, v) @ vr

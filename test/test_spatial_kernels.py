@@ -25,7 +25,7 @@ def _case(seed, rigid):
 def test_congruences_equal_the_matrix_product(seed):
     R, p, I, ref = _case(seed, rigid=False)
     out = np.full((6, 6), 0.5)
-    block_congruence_add(R, p, I, out, np.empty((5, 3, 3)))
+    block_congruence_add(R, p, I, out, np.empty((6, 6)), np.empty((6, 6)))
     assert np.allclose(out - 0.5, ref, atol=1e-12)
     out = np.zeros((6, 6))
     congruence_add(R, p, I, out, np.empty(6), np.empty(6))

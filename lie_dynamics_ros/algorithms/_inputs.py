@@ -11,20 +11,39 @@ from ..lie import se3
 _F64 = np.dtype(np.float64)
 
 
-def vec(x, n, name):
-    """x as a contiguous float64 (n,) array; InputError otherwise. Finiteness: see ``check``."""
+class Batched(Exception):
+    """Raised by ``vec`` for an (N, n) array: the caller switches to its batched path."""
+
+
+def vec(x, n, name, batch=False):
+    """x as a contiguous float64 (n,) array; InputError otherwise. Finiteness: see ``check``.
+
+    With ``batch``, an (N, n) array raises ``Batched`` (the caller then evaluates N states)."""
     if type(x) is np.ndarray and x.dtype is _F64 and x.shape == (n,) and x.flags.c_contiguous:
         return x
     try:
         a = np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array of shape ({n},)") from None
+    if batch and a.ndim == 2 and a.shape[1] == n:
+        raise Batched()
     if a.shape != (n,):
-        raise InputError(f"{name} must have shape ({n},), got {a.shape}")
+        also = f" or (N, {n})" if batch else ""
+        raise InputError(f"{name} must have shape ({n},){also}, got {a.shape}")
     return a
 
 
-def check(model, status, **arrays):
+def data_for(model, data):
+    """``data`` checked against ``model``, or this thread's Data of the model."""
+    if data is None:
+        return model._default_data()
+    if data.dv.shape[0] != model.mi.shape[0] or data.nv != model.nv:
+        raise InputError(f"data was created for another model ({data!r}); use "
+                         "model.create_data()")
+    return data
+
+
+def check(model, status, data=None, **arrays):
     """Turn a kernel status code into the documented exception."""
     if status == L.OK:
         return
@@ -35,42 +54,44 @@ def check(model, status, **arrays):
         raise InputError("a quaternion in q is not of unit norm (tolerance 1e-6); "
                          "normalize it or build q with ldr.integrate / ldr.random_configuration")
     if status == L.SINGULAR:
-        raise InputError("singular articulated inertia: a joint moves a body chain without "
-                         "mass or inertia, so its acceleration is undefined")
+        row = int(data.failed_row[0]) if data is not None else 0
+        where = (f"joint {model._row_joint[row]!r} (body {model.body_names[row - 1]!r}) moves"
+                 if row > 0 else "a joint moves")
+        raise InputError(f"singular articulated inertia: {where} a body chain without mass or "
+                         "inertia, so its acceleration is undefined")
     raise InputError(f"kernel failed with status {status}")
 
 
-def prepare(model, q, v):
+def prepare(model, data, q, v):
     """Run joint kinematics in Python when the model has GENERAL joints.
 
     Returns the ``kin`` flag for the kernels: True = the kernel computes joint kinematics itself.
     """
     if not model.has_general:
         return True
-    check(model, joint_kinematics(model._mi, model._fv, model._fm, q, v), q=q, v=v)
-    fv, fm = model._fv, model._fm
+    check(model, joint_kinematics(model.mi, model.mc, data.dv, data.dm, q, v), q=q, v=v)
     for j in model._general:
         r, jt = j.row, j.joint
         qs, vs = q[j.q_index:j.q_index + j.nq], v[j.v_index:j.v_index + j.nv]
         T = j.origin @ np.asarray(jt.T(qs), dtype=float)
         S = np.asarray(jt.S(qs), dtype=float).reshape(6, j.nv)
         Sd = np.zeros((6, j.nv)) if jt.Sdot is None else np.asarray(jt.Sdot(qs, vs), dtype=float).reshape(6, j.nv)
-        fv[r, L.WR:L.WR + 9], fv[r, L.WP:L.WP + 3] = T[:3, :3].ravel(), T[:3, 3]
-        fm[r, L.MS, :, :j.nv], fm[r, L.MSD, :, :j.nv] = S, Sd
-        fv[r, L.SDV:L.SDV + 6] = Sd @ vs
+        data.joint_rotation[r], data.joint_translation[r] = T[:3, :3].ravel(), T[:3, 3]
+        data.motion_subspace[r, :, :j.nv], data.motion_subspace_dot[r, :, :j.nv] = S, Sd
+        data.sdot_v[r] = Sd @ vs
     return False
 
 
-def load_fext(model, f_ext):
-    """Write external wrenches into the FEXT columns; returns the kernel's use_fext flag.
+def load_fext(model, data, f_ext):
+    """Write external wrenches into ``data.external_wrench``; returns the kernel's use_fext flag.
 
     ``f_ext``: (len(body_names), 6) rows (force, torque) in each body frame, or a dict
     {link name: (force, torque) in that link's frame}.
     """
     if f_ext is None:
         return False
-    fv = model._fv
-    fv[:, L.FEXT:L.FEXT + 6] = 0.0
+    fext = data.external_wrench
+    fext[:] = 0.0
     if isinstance(f_ext, dict):
         for name, w in f_ext.items():
             row, T = model.frame(name)
@@ -78,7 +99,7 @@ def load_fext(model, f_ext):
             if not np.all(np.isfinite(w)):
                 raise InputError(f"non-finite external wrench on {name!r}")
             if row > 0:   # a wrench on a world-fixed link does not move the robot
-                fv[row, L.FEXT:L.FEXT + 6] += se3.Ad_star(se3.inv(T)) @ to_internal(w)
+                fext[row] += se3.Ad_star(se3.inv(T)) @ to_internal(w)
         return True
     F = np.asarray(f_ext, dtype=float)
     if F.shape != (model.njoints, 6):
@@ -86,5 +107,5 @@ def load_fext(model, f_ext):
                          f"model.body_names) or be a dict {{link: wrench}}, got {F.shape}")
     if not np.all(np.isfinite(F)):
         raise InputError("non-finite values in f_ext")
-    fv[1:, L.FEXT:L.FEXT + 6] = to_internal(F)
+    fext[1:] = to_internal(F)
     return True

@@ -68,11 +68,7 @@ def difference(model, q0, q1):
 def _wrap_circles(model, dv):
     """Angles of continuous joints into [-pi, pi): a driver that wraps its readings must not
     turn into a 2 pi error."""
-    idx = model._scratch.get("circles")
-    if idx is None:
-        idx = model._scratch["circles"] = np.array(
-            [j.v_index for j in model._kjoints if j.mimic is None and j.joint.kind == J.REVOLUTE
-             and not (np.isfinite(j.limits[0]) or np.isfinite(j.limits[1]))], dtype=int)
+    idx = model._circles
     if idx.size:
         dv[idx] = np.mod(dv[idx] + np.pi, 2 * np.pi) - np.pi
     return dv
@@ -80,15 +76,7 @@ def _wrap_circles(model, dv):
 
 def _vector_part(model):
     """Index arrays (into q, into v) of all coordinates that integrate as vectors."""
-    cache = model._scratch.get("vector_part")
-    if cache is None:
-        qs, vs = [], []
-        for j in model._kjoints:
-            if j.mimic is None and j.joint.kind not in (J.FREE, J.SPHERICAL):
-                qs += range(j.q_index, j.q_index + j.nq)
-                vs += range(j.v_index, j.v_index + j.nv)
-        cache = model._scratch["vector_part"] = (np.array(qs, dtype=int), np.array(vs, dtype=int))
-    return cache
+    return model._vector_part
 
 
 def neutral_configuration(model):

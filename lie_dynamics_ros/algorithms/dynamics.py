@@ -8,69 +8,117 @@ import numpy as np
 from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
-from ._inputs import vec, check, prepare, load_fext
+from . import batch
+from ._inputs import Batched, vec, check, prepare, load_fext, data_for
 
 
-def inverse_dynamics(model, q, v, a, f_ext=None):
-    """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext."""
-    q, v, a = vec(q, model.nq, "q"), vec(v, model.nv, "v"), vec(a, model.nv, "a")
-    kin = prepare(model, q, v)
-    use = f_ext is not None and load_fext(model, f_ext)
+def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
+    """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext.
+
+    q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
+    parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
+    """
+    try:
+        q, v, a = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+                   vec(a, model.nv, "a", True))
+    except Batched:
+        return batch.evaluate(model, "rnea", (q, v, a), f_ext)
+    d = data_for(model, data)
+    kin = prepare(model, d, q, v) if model.has_general else True
+    use = f_ext is not None and load_fext(model, d, f_ext)
     tau = np.empty(model.nv)
-    st = K.rnea(model._mi, model._fv, model._fm, q, v, a, tau, kin, use)
+    st = K.rnea(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, tau, kin, use)
     if st:
-        check(model, st, q=q, v=v, a=a)
+        check(model, st, d, q=q, v=v, a=a)
     return tau
 
 
-def mass_matrix(model, q):
-    """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric)."""
-    q = vec(q, model.nq, "q")
-    kin = prepare(model, q, model._zero_v)
+def mass_matrix(model, q, data=None):
+    """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
+    (N, nq) gives (N, nv, nv)."""
+    try:
+        q = vec(q, model.nq, "q", True)
+    except Batched:
+        return batch.evaluate(model, "crba", (q,), None)
+    d = data_for(model, data)
+    kin = prepare(model, d, q, model._zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
-    st = K.crba(model._mi, model._fv, model._fm, q, M, kin)
+    st = K.crba(model.mi, model.mc, model.mI, d.dv, d.dm, q, d.zero_v, M, kin)
     if st:
-        check(model, st, q=q)
+        check(model, st, d, q=q)
     return M
 
 
-def gravity_torques(model, q):
-    """g(q) = inverse_dynamics(q, 0, 0)."""
-    return inverse_dynamics(model, q, model._zero_v, model._zero_v)
+def gravity_torques(model, q, data=None):
+    """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
+    try:
+        q = vec(q, model.nq, "q", True)
+    except Batched:
+        q = np.asarray(q, dtype=float)
+        z = np.zeros((q.shape[0], model.nv))
+        return batch.evaluate(model, "rnea", (q, z, z), None)
+    d = data_for(model, data)
+    return inverse_dynamics(model, q, d.zero_v, d.zero_v, data=d)
 
 
-def nonlinear_effects(model, q, v):
-    """C(q, v) v + g(q) = inverse_dynamics(q, v, 0)."""
-    return inverse_dynamics(model, q, v, model._zero_v)
+def nonlinear_effects(model, q, v, data=None):
+    """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
+    try:
+        q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+    except Batched:
+        v = np.asarray(v, dtype=float)
+        return batch.evaluate(model, "rnea", (q, v, np.zeros(v.shape)), None)
+    d = data_for(model, data)
+    return inverse_dynamics(model, q, v, d.zero_v, data=d)
 
 
-def forward_dynamics(model, q, v, tau, f_ext=None):
+def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     """Articulated-body algorithm (Kim Table 3), O(n): a = M^-1 (tau - C v - g + J^T f_ext).
 
     A model with mimic joints couples bodies outside the tree recursion; it is solved through
-    M (CRBA + Cholesky) instead.
+    M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
+    try:
+        q, v, tau = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+                     vec(tau, model.nv, "tau", True))
+    except Batched:
+        return batch.evaluate(model, "aba", (q, v, tau), f_ext)
+    d = data_for(model, data)
     if model.has_mimic:
-        return _solve_through_M(model, q, v, tau, f_ext)
-    a, _ = _hybrid(model, q, v, model._zero_v, tau, model._no_prescription, f_ext)
+        return _solve_through_M(model, d, q, v, tau, f_ext)
+    kin = prepare(model, d, q, v) if model.has_general else True
+    use = f_ext is not None and load_fext(model, d, f_ext)
+    a = np.empty(model.nv)
+    st = K.aba(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, d.prescribed_body, a,
+               d.tau_out, d.failed_row, kin, use)
+    if st:
+        check(model, st, d, q=q, v=v, tau=tau)
     return a
 
 
-def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
+def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, data=None):
     """Hybrid dynamics (Kim Table 4): joints with ``prescribed[k]`` True follow the given
     acceleration ``a[k]`` and the rest the given torque ``tau[k]``.
 
     Returns ``(a_full, tau_full)``: the accelerations of the torque-driven joints and the torques
     that the prescribed motion needs, merged with the given values. All True = inverse dynamics;
-    all False = forward dynamics. A multi-DOF joint is prescribed as a whole.
+    all False = forward dynamics. A multi-DOF joint is prescribed as a whole. Batched: (N, nq),
+    (N, nv) states with one (nv,) mask give two (N, nv) arrays.
     """
     mask = np.asarray(prescribed)
     if mask.shape != (model.nv,) or mask.dtype != bool:
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
+    try:
+        q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+        a, tau = vec(a, model.nv, "a", True), vec(tau, model.nv, "tau", True)
+    except Batched:
+        _check_whole_joints(model, mask)
+        return batch.evaluate(model, "hybrid", (q, v, a, tau), f_ext, mask=mask)
+    d = data_for(model, data)
     if model.has_mimic:
         _check_whole_joints(model, mask)
-        return _hybrid_through_M(model, q, v, a, tau, mask, f_ext)
-    return _hybrid(model, q, v, a, tau, mask, f_ext)
+        return _hybrid_through_M(model, d, q, v, a, tau, mask, f_ext)
+    return _hybrid(model, d, q, v, a, tau, mask, f_ext)
 
 
 def _check_whole_joints(model, mask):
@@ -81,38 +129,36 @@ def _check_whole_joints(model, mask):
         raise InputError(f"joint {name!r}: prescribe all of its DOFs or none")
 
 
-def _hybrid(model, q, v, a, tau, mask, f_ext):
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
-    a, tau = vec(a, model.nv, "a"), vec(tau, model.nv, "tau")
+def _hybrid(model, d, q, v, a, tau, mask, f_ext):
     mask = np.ascontiguousarray(mask)
-    kin = prepare(model, q, v)
-    use = f_ext is not None and load_fext(model, f_ext)
+    kin = prepare(model, d, q, v) if model.has_general else True
+    use = f_ext is not None and load_fext(model, d, f_ext)
     a_out, tau_out = np.empty(model.nv), np.empty(model.nv)
-    st = K.hybrid(model._mi, model._fv, model._fm, q, v, a, tau, mask, a_out, tau_out, kin, use)
+    st = K.hybrid(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, tau, mask,
+                  d.prescribed_body, a_out, tau_out, d.failed_row, kin, use)
     if st == L.BAD_MASK:
         _check_whole_joints(model, mask)
     if st:
-        check(model, st, q=q, v=v, a=np.where(mask, a, 0.0), tau=np.where(mask, 0.0, tau))
+        check(model, st, d, q=q, v=v, a=np.where(mask, a, 0.0), tau=np.where(mask, 0.0, tau))
     return a_out, tau_out
 
 
-def _solve_through_M(model, q, v, tau, f_ext):
-    tau = vec(tau, model.nv, "tau")
+def _solve_through_M(model, d, q, v, tau, f_ext):
     if not np.all(np.isfinite(tau)):
         raise InputError("non-finite values (NaN or Inf) in tau")
-    b = inverse_dynamics(model, q, v, np.zeros(model.nv), f_ext)
-    return _cho_solve(mass_matrix(model, q), tau - b)
+    b = inverse_dynamics(model, q, v, d.zero_v, f_ext, data=d)
+    return _cho_solve(mass_matrix(model, q, data=d), tau - b)
 
 
-def _hybrid_through_M(model, q, v, a, tau, mask, f_ext):
-    """Kim eq. (34) with the index fix of digest P6: a_v = M_vv^-1 (tau_v - b_v - M_vu a_u)."""
-    a, tau = vec(a, model.nv, "a"), vec(tau, model.nv, "tau")
+def _hybrid_through_M(model, d, q, v, a, tau, mask, f_ext):
+    """Kim (2012) eq. (34), solved for the torque-driven joints v given the prescribed u:
+    a_v = M_vv^-1 (tau_v - b_v - M_vu a_u) (the printed equation swaps the index sets)."""
     u, w = mask, ~mask
     a_full = np.where(u, a, 0.0)
     if not np.all(np.isfinite(a_full)) or not np.all(np.isfinite(np.where(w, tau, 0.0))):
         raise InputError("non-finite values (NaN or Inf) in a or tau")
-    M = mass_matrix(model, q)
-    b = inverse_dynamics(model, q, v, np.zeros(model.nv), f_ext)
+    M = mass_matrix(model, q, data=d)
+    b = inverse_dynamics(model, q, v, d.zero_v, f_ext, data=d)
     if w.any():
         a_full[w] = _cho_solve(M[np.ix_(w, w)], tau[w] - b[w] - M[np.ix_(w, u)] @ a_full[u])
     tau_full = M @ a_full + b
@@ -128,23 +174,16 @@ def _cho_solve(M, rhs):
     return np.linalg.solve(c.T, np.linalg.solve(c, rhs))
 
 
-def coriolis_matrix(model, q, v):
+def coriolis_matrix(model, q, v, data=None):
     """Christoffel-consistent C(q, v): C v + g = inverse_dynamics(q, v, 0) and dM/dt = C + C^T.
 
     Built recursively from body Jacobians and their derivatives, C = sum_i J_i^T (I_i Jd_i +
     B_i J_i) with a skew B_i (Echeandia & Wensing's factorization), not from finite differences.
     """
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
-    kin = prepare(model, q, v)
-    Jb, Jd = _jacobian_buffers(model)
+    d = data_for(model, data)
+    kin = prepare(model, d, q, v) if model.has_general else True
     C = np.empty((model.nv, model.nv))
-    check(model, K.coriolis_matrix(model._mi, model._fv, model._fm, q, v, Jb, Jd, C, kin), q=q, v=v)
+    check(model, K.coriolis_matrix(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, d.Jb, d.Jd,
+                                   C, kin), d, q=q, v=v)
     return C
-
-
-def _jacobian_buffers(model):
-    key = "jac"
-    if key not in model._scratch:
-        shape = (model.njoints + 1, 6, model.nv)
-        model._scratch[key] = (np.zeros(shape), np.zeros(shape))
-    return model._scratch[key]

@@ -3,62 +3,62 @@ import numpy as np
 
 from ..conventions import rows_to_public
 from ..kernels import dynamics as K
-from ..kernels import layout as L
 from ..lie import se3
-from ._inputs import vec, check, prepare
-from .dynamics import _jacobian_buffers
+from ._inputs import vec, check, prepare, data_for
 
 
-def _kinematics(model, q, v):
+def _kinematics(model, d, q, v):
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
-    kin = prepare(model, q, v)
-    check(model, K.velocity_kinematics(model._mi, model._fv, model._fm, q, v, kin), q=q, v=v)
+    kin = prepare(model, d, q, v) if model.has_general else True
+    check(model, K.velocity_kinematics(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, kin),
+          d, q=q, v=v)
     return q, v
 
 
-def _body_pose(model, row):
-    c = model._fv[row]
+def _body_pose(d, row):
     T = np.eye(4)
-    T[:3, :3] = c[L.OR:L.OR + 9].reshape(3, 3)
-    T[:3, 3] = c[L.OP:L.OP + 3]
+    T[:3, :3] = d.world_rotation[row].reshape(3, 3)
+    T[:3, 3] = d.world_translation[row]
     return T
 
 
-def forward_kinematics(model, q):
+def forward_kinematics(model, q, data=None):
     """{frame name: 4x4 pose in the world} for every URDF link."""
-    _kinematics(model, q, np.zeros(model.nv))
-    bodies = [_body_pose(model, r) for r in range(model.njoints + 1)]
+    d = data_for(model, data)
+    _kinematics(model, d, q, d.zero_v)
+    bodies = [_body_pose(d, r) for r in range(model.njoints + 1)]
     return {name: bodies[row] @ T for name, (row, T) in model._frames.items()}
 
 
-def frame_pose(model, q, frame):
+def frame_pose(model, q, frame, data=None):
     """4x4 pose of ``frame`` (a link name) in the world."""
     row, T = model.frame(frame)
-    _kinematics(model, q, np.zeros(model.nv))
-    return _body_pose(model, row) @ T
+    d = data_for(model, data)
+    _kinematics(model, d, q, d.zero_v)
+    return _body_pose(d, row) @ T
 
 
-def body_jacobian(model, q, frame):
+def body_jacobian(model, q, frame, data=None):
     """(6, nv) Jacobian of the twist of ``frame`` expressed in ``frame``; rows (linear, angular),
     like Pinocchio's LOCAL frame Jacobian."""
     row, T = model.frame(frame)
-    q, v = _kinematics(model, q, np.zeros(model.nv))
-    Jb, Jd = _jacobian_buffers(model)
-    K.jacobians(model._mi, model._fv, model._fm, v, Jb, Jd)
-    return rows_to_public(se3.Ad_inv(T) @ Jb[row])
+    d = data_for(model, data)
+    q, v = _kinematics(model, d, q, d.zero_v)
+    K.jacobians(model.mi, model.mc, model.mI, d.dv, d.dm, v, d.Jb, d.Jd)
+    return rows_to_public(se3.Ad_inv(T) @ d.Jb[row])
 
 
-def kinetic_energy(model, q, v):
+def kinetic_energy(model, q, v, data=None):
     """1/2 v^T M(q) v, summed body by body as 1/2 V_i^T I_i V_i."""
-    _kinematics(model, q, v)
-    out = np.empty(2)
-    K.energies(model._mi, model._fv, model._fm, out)
-    return float(out[0])
+    d = data_for(model, data)
+    _kinematics(model, d, q, v)
+    K.energies(model.mi, model.mc, model.mI, d.dv, d.dm, d.energy)
+    return float(d.energy[0])
 
 
-def potential_energy(model, q):
+def potential_energy(model, q, data=None):
     """-sum_i m_i g . c_i (world frame; zero when every COM is at the world origin)."""
-    _kinematics(model, q, np.zeros(model.nv))
-    out = np.empty(2)
-    K.energies(model._mi, model._fv, model._fm, out)
-    return float(out[1])
+    d = data_for(model, data)
+    _kinematics(model, d, q, d.zero_v)
+    K.energies(model.mi, model.mc, model.mI, d.dv, d.dm, d.energy)
+    return float(d.energy[1])

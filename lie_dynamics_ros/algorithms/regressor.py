@@ -41,10 +41,10 @@ from numba import njit
 from ..errors import InputError
 from ..kernels import dynamics as KD
 from ..kernels.joint_kinematics import joint_kinematics
-from ..kernels.layout import P, VI, NV, G, WR, WP, V, MI, MS, MSD, OK, NONFINITE
+from ..kernels.layout import P, VI, NV, G, WR, WP, V, MS, MSD, OK, NONFINITE
 from ..kernels.spatial import JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec
 from ..lie import se3
-from ._inputs import vec, check, prepare
+from ._inputs import vec, check, prepare, data_for
 
 N_PARAMS = 10
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -87,7 +87,7 @@ def _apply_basis(k, x, out):
 
 
 @njit(**JIT)
-def _reference_pass(mi, fv, fm, v, vr, ar, W, Wd):
+def _reference_pass(mi, mc, mI, dv, dm, v, vr, ar, W, Wd):
     """W_i = J_i v_r and Wd_i = J_i a_r + Jd_i v_r + X_i0 (0, -g) for every body (needs the
     joint kinematics and the twists V_i in fv)."""
     nj = mi.shape[0] - 1
@@ -97,20 +97,20 @@ def _reference_pass(mi, fv, fm, v, vr, ar, W, Wd):
         W[0, k] = 0.0
         Wd[0, k] = 0.0
     for k in range(3):
-        Wd[0, 3 + k] = -fv[0, G + k]
+        Wd[0, 3 + k] = -mc[0, G + k]
     for i in range(1, nj + 1):
-        c = fv[i]
+        c = dv[i]
         p = mi[i, P]
         vi, nv = mi[i, VI], mi[i, NV]
-        mat_vec(fm[i, MS], v[vi:vi + nv], Sq, nv, False)
+        mat_vec(dm[i, MS], v[vi:vi + nv], Sq, nv, False)
         ad_inv(c[WR:WR + 9], c[WP:WP + 3], W[p], XW)
         for k in range(6):
             W[i, k] = XW[k]
-        mat_vec(fm[i, MS], vr[vi:vi + nv], W[i], nv, True)
+        mat_vec(dm[i, MS], vr[vi:vi + nv], W[i], nv, True)
         ad_inv(c[WR:WR + 9], c[WP:WP + 3], Wd[p], Wd[i])
         ad_add(Sq, XW, Wd[i], -1.0)
-        mat_vec(fm[i, MSD], vr[vi:vi + nv], Wd[i], nv, True)
-        mat_vec(fm[i, MS], ar[vi:vi + nv], Wd[i], nv, True)
+        mat_vec(dm[i, MSD], vr[vi:vi + nv], Wd[i], nv, True)
+        mat_vec(dm[i, MS], ar[vi:vi + nv], Wd[i], nv, True)
 
 
 @njit(**JIT)
@@ -133,25 +133,25 @@ def _body_wrench_map(Vb, Wb, Wdb, K):
 
 
 @njit(**JIT)
-def _reference_kinematics(mi, fv, fm, q, v, vr, ar, W, Wd, kin):
+def _reference_kinematics(mi, mc, mI, dv, dm, q, v, vr, ar, W, Wd, kin):
     """Joint kinematics, body twists V_i, and the reference twists W_i = J_i v_r and their
     rates J_i a_r + Jd_i v_r (gravity included)."""
     if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
             return st
     for k in range(vr.shape[0]):
         if not (np.isfinite(vr[k]) and np.isfinite(ar[k])):
             return NONFINITE
-    KD._velocities(mi, fv, fm, v, False)
-    _reference_pass(mi, fv, fm, v, vr, ar, W, Wd)
+    KD._velocities(mi, mc, mI, dv, dm, v, False)
+    _reference_pass(mi, mc, mI, dv, dm, v, vr, ar, W, Wd)
     return OK
 
 
 @njit(**JIT)
-def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
+def regressor_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, Y, W, Wd, kin):
     """Y (nv x 10 nj) with Y theta = M a_r + C(q, v) v_r + g (Christoffel C)."""
-    st = _reference_kinematics(mi, fv, fm, q, v, vr, ar, W, Wd, kin)
+    st = _reference_kinematics(mi, mc, mI, dv, dm, q, v, vr, ar, W, Wd, kin)
     if st != OK:
         return st
     nj = mi.shape[0] - 1
@@ -161,12 +161,12 @@ def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
     col = np.empty(6)
     tmp = np.empty(6)
     for i in range(1, nj + 1):
-        _body_wrench_map(fv[i, V:V + 6], W[i], Wd[i], K)
+        _body_wrench_map(dv[i, V:V + 6], W[i], Wd[i], K)
         c0 = 10 * (i - 1)
         j = i
         while j > 0:
             vj, nvj = mi[j, VI], mi[j, NV]
-            S = fm[j, MS]
+            S = dm[j, MS]
             for l in range(nvj):
                 for k in range(10):
                     acc = 0.0
@@ -179,7 +179,7 @@ def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
                     for r in range(6):
                         col[r] = K[r, k]
                         tmp[r] = 0.0
-                    ad_inv_T_add(fv[j, WR:WR + 9], fv[j, WP:WP + 3], col, tmp, 1.0)
+                    ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
                     for r in range(6):
                         Kp[r, k] = tmp[r]
                 K[:, :] = Kp
@@ -188,17 +188,17 @@ def regressor_kernel(mi, fv, fm, q, v, vr, ar, Y, W, Wd, kin):
 
 
 @njit(**JIT)
-def slotine_li_kernel(mi, fv, fm, q, v, vr, ar, tau, W, Wd, Fw, kin):
+def slotine_li_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, tau, W, Wd, Fw, kin):
     """tau = M a_r + C(q, v) v_r + g in O(n) (the model's own inertias), no regressor."""
-    st = _reference_kinematics(mi, fv, fm, q, v, vr, ar, W, Wd, kin)
+    st = _reference_kinematics(mi, mc, mI, dv, dm, q, v, vr, ar, W, Wd, kin)
     if st != OK:
         return st
     nj = mi.shape[0] - 1
     acc = np.empty(6)
     y = np.empty(6)
     for i in range(1, nj + 1):
-        I = fm[i, MI]
-        Vb = fv[i, V:V + 6]
+        I = mI[i]
+        Vb = dv[i, V:V + 6]
         for k in range(6):
             acc[k] = Wd[i, k]
         ad_add(Vb, W[i], acc, 0.5)
@@ -207,14 +207,14 @@ def slotine_li_kernel(mi, fv, fm, q, v, vr, ar, tau, W, Wd, Fw, kin):
         ad_star_add(Vb, y, Fw[i], -0.5)
         mat_vec(I, Vb, y, 6, False)
         ad_star_add(W[i], y, Fw[i], -0.5)
-    KD.backward_wrenches(mi, fv, fm, Fw, tau)
+    KD.backward_wrenches(mi, dv, dm, Fw, tau)
     return OK
 
 
 @njit(**JIT)
-def mass_matrix_derivative_kernel(mi, fv, fm, q, v, Jb, Jd, Md, kin):
+def mass_matrix_derivative_kernel(mi, mc, mI, dv, dm, q, v, Jb, Jd, Md, kin):
     """dM/dt = H + H^T with H = sum_i J_i^T I_i Jd_i (J, Jd from the recursive Jacobians)."""
-    st = KD.jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin)
+    st = KD.jacobian_kinematics(mi, mc, mI, dv, dm, q, v, Jb, Jd, kin)
     if st != OK:
         return st
     nj = mi.shape[0] - 1
@@ -223,7 +223,7 @@ def mass_matrix_derivative_kernel(mi, fv, fm, q, v, Jb, Jd, Md, kin):
     zero = np.zeros((6, 6))
     Md[:, :] = 0.0
     for i in range(1, nj + 1):
-        KD.add_body_coriolis(fm[i, MI], zero, Jb[i], Jd[i], Hc, Md)
+        KD.add_body_coriolis(mI[i], zero, Jb[i], Jd[i], Hc, Md)
     for a_ in range(n):
         for b_ in range(a_, n):
             s = Md[a_, b_] + Md[b_, a_]
@@ -259,9 +259,9 @@ def ploen_body_factor(I, w, Cb):
 
 
 @njit(**JIT)
-def coriolis_ploen_kernel(mi, fv, fm, q, v, Jb, Jd, C, kin):
+def coriolis_ploen_kernel(mi, mc, mI, dv, dm, q, v, Jb, Jd, C, kin):
     """C = sum_i J_i^T (I_i Jd_i + C̄_i J_i): seed 004 eq. (37) in Jacobian form."""
-    st = KD.jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin)
+    st = KD.jacobian_kinematics(mi, mc, mI, dv, dm, q, v, Jb, Jd, kin)
     if st != OK:
         return st
     nj = mi.shape[0] - 1
@@ -270,22 +270,14 @@ def coriolis_ploen_kernel(mi, fv, fm, q, v, Jb, Jd, C, kin):
     H = np.empty((6, n))
     C[:, :] = 0.0
     for i in range(1, nj + 1):
-        I = fm[i, MI]
-        ploen_body_factor(I, fv[i, V:V + 3], Cb)
+        I = mI[i]
+        ploen_body_factor(I, dv[i, V:V + 3], Cb)
         KD.add_body_coriolis(I, Cb, Jb[i], Jd[i], H, C)
     return OK
 
 
 # ---------------------------------------------------------------------------------------------
 # public functions
-
-
-def _buffers(model, key, shape):
-    buf = model._scratch.get(key)
-    if buf is None or buf[0].shape != shape:
-        buf = (np.zeros(shape), np.zeros(shape))
-        model._scratch[key] = buf
-    return buf
 
 
 def inertial_parameters(model):
@@ -309,55 +301,54 @@ def parameter_names(model):
     return ["%s/%s" % (b, p) for b in model.body_names for p in PARAMETER_NAMES]
 
 
-def regressor(model, q, v, v_r, a_r):
+def regressor(model, q, v, v_r, a_r, data=None):
     """Slotine-Li regressor Y (nv x 10 nbodies), computed recursively:
 
         Y(q, v, v_r, a_r) @ inertial_parameters(model) = M(q) a_r + C(q, v) v_r + g(q)
 
     with the Christoffel-consistent C of ``ldr.coriolis_matrix``. ``regressor(q, v, v, a)`` is
     the inverse-dynamics regressor (Pinocchio's ``computeJointTorqueRegressor``). Gravity is
-    ``model.gravity``; set it to zero for the regressor of M a_r + C v_r alone.
+    ``model.gravity``; ``model.with_gravity((0, 0, 0))`` gives the regressor of M a_r + C v_r.
     """
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
-    kin = prepare(model, q, v)
-    W, Wd = _buffers(model, "regressor", (model.njoints + 1, 6))
+    d = data_for(model, data)
+    kin = prepare(model, d, q, v) if model.has_general else True
     Y = np.empty((model.nv, N_PARAMS * model.njoints))
-    st = regressor_kernel(model._mi, model._fv, model._fm, q, v, vr, ar, Y, W, Wd, kin)
-    check(model, st, q=q, v=v, v_r=vr, a_r=ar)
+    st = regressor_kernel(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, vr, ar, Y, d.W, d.Wd,
+                          kin)
+    check(model, st, d, q=q, v=v, v_r=vr, a_r=ar)
     return Y
 
 
-def slotine_li_torques(model, q, v, v_r, a_r):
+def slotine_li_torques(model, q, v, v_r, a_r, data=None):
     """M(q) a_r + C(q, v) v_r + g(q) in one O(n) recursion (the model's own inertias),
     without forming M, C or Y. Equals ``regressor(...) @ inertial_parameters(model)``."""
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
-    kin = prepare(model, q, v)
-    W, Wd = _buffers(model, "regressor", (model.njoints + 1, 6))
-    Fw = model._scratch.get("slotine_li_F")
-    if Fw is None or Fw.shape != (model.njoints + 1, 6):
-        Fw = model._scratch["slotine_li_F"] = np.zeros((model.njoints + 1, 6))
+    d = data_for(model, data)
+    kin = prepare(model, d, q, v) if model.has_general else True
     tau = np.empty(model.nv)
-    st = slotine_li_kernel(model._mi, model._fv, model._fm, q, v, vr, ar, tau, W, Wd, Fw, kin)
-    check(model, st, q=q, v=v, v_r=vr, a_r=ar)
+    st = slotine_li_kernel(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, vr, ar, tau, d.W,
+                           d.Wd, d.Fw, kin)
+    check(model, st, d, q=q, v=v, v_r=vr, a_r=ar)
     return tau
 
 
-def mass_matrix_derivative(model, q, v):
+def mass_matrix_derivative(model, q, v, data=None):
     """dM/dt along the motion (q, v): sum_i (Jd_i^T I_i J_i + J_i^T I_i Jd_i), from the
     recursive body Jacobians J_i and their time derivatives (no finite differences).
     Equals C + C^T for the Christoffel C (and for ``coriolis_matrix_ploen``)."""
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
-    kin = prepare(model, q, v)
-    Jb, Jd = _buffers(model, "jac_md", (model.njoints + 1, 6, model.nv))
+    d = data_for(model, data)
+    kin = prepare(model, d, q, v) if model.has_general else True
     Md = np.empty((model.nv, model.nv))
-    check(model, mass_matrix_derivative_kernel(model._mi, model._fv, model._fm, q, v, Jb, Jd,
-                                               Md, kin), q=q, v=v)
+    check(model, mass_matrix_derivative_kernel(model.mi, model.mc, model.mI, d.dv, d.dm, q, v,
+                                               d.Jb, d.Jd, Md, kin), d, q=q, v=v)
     return Md
 
 
-def coriolis_matrix_ploen(model, q, v):
+def coriolis_matrix_ploen(model, q, v, data=None):
     """Seed 004's skew-symmetric RNE factorization (Ploen, Proposition 2 with the body factor
     C̄_i of Proposition 1): C = sum_i J_i^T (I_i Jd_i + C̄_i(w_i) J_i).
 
@@ -367,9 +358,9 @@ def coriolis_matrix_ploen(model, q, v):
     regressor; this one is kept for the seed and for comparison.
     """
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
-    kin = prepare(model, q, v)
-    Jb, Jd = _buffers(model, "jac_md", (model.njoints + 1, 6, model.nv))
+    d = data_for(model, data)
+    kin = prepare(model, d, q, v) if model.has_general else True
     C = np.empty((model.nv, model.nv))
-    check(model, coriolis_ploen_kernel(model._mi, model._fv, model._fm, q, v, Jb, Jd, C, kin),
-          q=q, v=v)
+    check(model, coriolis_ploen_kernel(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, d.Jb,
+                                       d.Jd, C, kin), d, q=q, v=v)
     return C

@@ -155,6 +155,7 @@ class ControllerState:
 class _Controller:
     def __init__(self, model, gains):
         self.model = model
+        self.data = model.create_data()      # the controller's own work memory
         self.gains = gains
         self.state = ControllerState()
 
@@ -188,7 +189,7 @@ class ComputedTorqueController(_Controller):
     def step(self, t, q, v, q_d, v_d, a_d, dt=0.0):
         e, e_dot = self.errors(q, v, q_d, v_d)
         a = np.asarray(a_d, dtype=float) - _apply(self._kd, e_dot) - _apply(self._kp, e)
-        return self._record(t, e, e_dot, inverse_dynamics(self.model, q, v, a))
+        return self._record(t, e, e_dot, inverse_dynamics(self.model, q, v, a, data=self.data))
 
 
 class PDGravityController(_Controller):
@@ -203,7 +204,8 @@ class PDGravityController(_Controller):
 
     def step(self, t, q, v, q_d, v_d, a_d=None, dt=0.0):
         e, e_dot = self.errors(q, v, q_d, v_d)
-        tau = gravity_torques(self.model, q) - _apply(self._kp, e) - _apply(self._kd, e_dot)
+        tau = (gravity_torques(self.model, q, data=self.data) - _apply(self._kp, e)
+               - _apply(self._kd, e_dot))
         return self._record(t, e, e_dot, tau)
 
 
@@ -228,13 +230,14 @@ class SlotineLiController(_Controller):
 
     def step(self, t, q, v, q_d, v_d, a_d, dt=0.0):
         e, e_dot, v_r, a_r, s = self.reference(q, v, q_d, v_d, a_d)
-        tau = slotine_li_torques(self.model, q, v, v_r, a_r) - _apply(self._kd, s)
+        tau = (slotine_li_torques(self.model, q, v, v_r, a_r, data=self.data)
+               - _apply(self._kd, s))
         return self._record(t, e, e_dot, tau, s)
 
     def lyapunov(self, q, v, q_d, v_d, theta_true=None):
         """V = 1/2 s^T M(q) s (no parameter error: the model is taken as exact)."""
         _, _, _, _, s = self.reference(q, v, q_d, v_d, np.zeros(self.model.nv))
-        return 0.5 * float(s @ mass_matrix(self.model, q) @ s)
+        return 0.5 * float(s @ mass_matrix(self.model, q, data=self.data) @ s)
 
 
 class AdaptiveSlotineLiController(SlotineLiController):
@@ -327,7 +330,7 @@ class AdaptiveSlotineLiController(SlotineLiController):
 
     def step(self, t, q, v, q_d, v_d, a_d, dt=0.0):
         e, e_dot, v_r, a_r, s = self.reference(q, v, q_d, v_d, a_d)
-        Y = regressor(self.model, q, v, v_r, a_r)
+        Y = regressor(self.model, q, v, v_r, a_r, data=self.data)
         tau = Y @ self.theta_full() - _apply(self._kd, s)
         if self.adapt and dt > 0:
             old = self.state.theta_hat
@@ -365,21 +368,19 @@ class AdaptiveSlotineLiController(SlotineLiController):
         """
         _, _, _, _, s = self.reference(q, v, q_d, v_d, np.zeros(self.model.nv))
         if theta_true is None:
-            return 0.5 * float(s @ mass_matrix(self.model, q) @ s)
+            return 0.5 * float(s @ mass_matrix(self.model, q, data=self.data) @ s)
         th = np.asarray(theta_true, dtype=float).reshape(-1)
         full = self.theta_full(th) if th.shape == self.theta0.shape else th
         Ms = self._mass_times(q, s, full)
         return 0.5 * float(s @ Ms) + self.parameter_error_energy(th)
 
     def _mass_times(self, q, x, theta):
-        """M(q; theta) x = Y(q, 0, 0, x) theta with gravity switched off."""
-        g = self.model.gravity
-        try:
-            self.model.gravity = (0.0, 0.0, 0.0)
-            Y = regressor(self.model, q, np.zeros(self.model.nv), np.zeros(self.model.nv), x)
-        finally:
-            self.model.gravity = g
-        return Y @ theta
+        """M(q; theta) x = Y(q, 0, 0, x) theta on the model without gravity."""
+        if getattr(self, "_model_g0", None) is None:
+            self._model_g0 = self.model.with_gravity((0.0, 0.0, 0.0))
+            self._data_g0 = self._model_g0.create_data()
+        z = self.data.zero_v
+        return regressor(self._model_g0, q, z, z, x, data=self._data_g0) @ theta
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """Compiled recursions of Kim (2012) §2: RNEA (Table 2), ABA (Table 3), hybrid (Table 4), CRBA.
 
-Each kernel takes the model arrays (mi, fv, fm; see layout.py), runs the joint kinematics when
-``kin`` is true (false when Python has filled GENERAL joints itself), and returns a status code.
+Each kernel takes the model arrays (mi, mc, mI) and the data arrays (dv, dm) of layout.py, runs
+the joint kinematics when ``kin`` is true (false when Python has filled GENERAL joints itself),
+and returns a status code.
 """
 import numpy as np
 from numba import njit
 
-from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, FEXT,
-                     MI, MS, MIH, MU, MPSI, MPI, MSD, OK, NONFINITE, SINGULAR, BAD_MASK)
+from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, TMP2,
+                     FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
+                     BAD_MASK)
 from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
                       block_congruence_add, rigid_congruence_add, invert_spd)
 from .joint_kinematics import joint_kinematics
@@ -22,18 +24,18 @@ def _finite(x):
 
 
 @njit(**JIT)
-def _velocities(mi, fv, fm, v, with_eta):
+def _velocities(mi, mc, mI, dv, dm, v, with_eta):
     """V_i = Ad_{T^-1} V_p + S_i qd_i (Kim 37); eta_i = ad(V_i) S_i qd_i + Sdot_i qd_i."""
     nj = mi.shape[0] - 1
     for k in range(6):
-        fv[0, V + k] = 0.0
+        dv[0, V + k] = 0.0
     for i in range(1, nj + 1):
-        c = fv[i]
+        c = dv[i]
         vi, nv = mi[i, VI], mi[i, NV]
         Vi = c[V:V + 6]
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], fv[mi[i, P], V:V + 6], Vi)
+        ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], V:V + 6], Vi)
         Sq = c[TMP:TMP + 6]
-        mat_vec(fm[i, MS], v[vi:vi + nv], Sq, nv, False)
+        mat_vec(dm[i, MS], v[vi:vi + nv], Sq, nv, False)
         for k in range(6):
             Vi[k] += Sq[k]
         if with_eta:
@@ -44,82 +46,83 @@ def _velocities(mi, fv, fm, v, with_eta):
 
 
 @njit(inline="always", **JIT)
-def _gravity_base(fv):
-    """Vd_0 = (0, -g): gravity as a fictitious base acceleration (digest P5)."""
+def _gravity_base(mc, dv):
+    """Vd_0 = (0, -g): gravity as a fictitious base acceleration (Kim 2012, Table 2)."""
     for k in range(3):
-        fv[0, A + k] = 0.0
-        fv[0, A + 3 + k] = -fv[0, G + k]
+        dv[0, A + k] = 0.0
+        dv[0, A + 3 + k] = -mc[0, G + k]
 
 
 @njit(**JIT)
-def rnea(mi, fv, fm, q, v, a, tau, kin, use_fext):
+def rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext):
     """Inverse dynamics, Kim Table 2: tau = M a + C v + g - sum J^T f_ext."""
     if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
             return st
     if not _finite(a):
         return NONFINITE
     nj = mi.shape[0] - 1
-    _velocities(mi, fv, fm, v, True)
-    _gravity_base(fv)
+    _velocities(mi, mc, mI, dv, dm, v, True)
+    _gravity_base(mc, dv)
     for i in range(1, nj + 1):
-        c = fv[i]
+        c = dv[i]
         vi, nv = mi[i, VI], mi[i, NV]
         Ai = c[A:A + 6]
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], fv[mi[i, P], A:A + 6], Ai)
-        mat_vec(fm[i, MS], a[vi:vi + nv], Ai, nv, True)
+        ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], A:A + 6], Ai)
+        mat_vec(dm[i, MS], a[vi:vi + nv], Ai, nv, True)
         for k in range(6):
             Ai[k] += c[ETA + k]
         # F_i = I Vd - ad*_V (I V) - F_ext  (Kim 42, children added below)
         Fi = c[F:F + 6]
-        mat_vec(fm[i, MI], Ai, Fi, 6, False)
+        mat_vec(mI[i], Ai, Fi, 6, False)
         IV = c[TMP:TMP + 6]
-        mat_vec(fm[i, MI], c[V:V + 6], IV, 6, False)
+        mat_vec(mI[i], c[V:V + 6], IV, 6, False)
         ad_star_add(c[V:V + 6], IV, Fi, -1.0)
         if use_fext:
             for k in range(6):
                 Fi[k] -= c[FEXT + k]
-    backward_wrenches(mi, fv, fm, fv[:, F:F + 6], tau)
+    backward_wrenches(mi, dv, dm, dv[:, F:F + 6], tau)
     return OK
 
 
 @njit(**JIT)
-def backward_wrenches(mi, fv, fm, Fs, tau):
+def backward_wrenches(mi, dv, dm, Fs, tau):
     """tau_i = S_i^T F_i, children first, each F_i added to its parent's as Ad*_{T^-1} F_i
     (the backward pass of Kim Table 2). ``Fs[i]`` holds body i's own wrench on entry."""
     for k in range(tau.shape[0]):
         tau[k] = 0.0
     for i in range(mi.shape[0] - 1, 0, -1):
         vi, nv = mi[i, VI], mi[i, NV]
-        matT_vec(fm[i, MS], Fs[i], tau[vi:vi + nv], nv, True)
+        matT_vec(dm[i, MS], Fs[i], tau[vi:vi + nv], nv, True)
         p = mi[i, P]
         if p > 0:
-            ad_inv_T_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], Fs[i], Fs[p], 1.0)
+            ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], Fs[i], Fs[p], 1.0)
 
 
 @njit(**JIT)
-def crba(mi, fv, fm, q, M, kin):
-    """Mass matrix by composite rigid bodies: M[cj, ci] += S_j^T X^T ... Ic_i S_i."""
+def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
+    """Mass matrix by composite rigid bodies: M[cj, ci] += S_j^T X^T ... Ic_i S_i.
+    ``zero_v`` is an all-zero (nv,) (CRBA needs no velocity)."""
     if kin:
-        st = joint_kinematics(mi, fv, fm, q, np.zeros(M.shape[0]))
+        st = joint_kinematics(mi, mc, dv, dm, q, zero_v)
         if st != OK:
             return st
     nj = mi.shape[0] - 1
-    col = np.empty(6)
-    tmp = np.empty(6)
-    Fc = np.empty((6, 6))
+    col = dv[0, TMP:TMP + 6]        # row 0 (the universe) has no quantities: scratch
+    tmp = dv[0, TMP2:TMP2 + 6]
+    Fc = dm[0, MTMP]
     for i in range(1, nj + 1):
-        fm[i, MIH, :, :] = fm[i, MI]
+        dm[i, MIH, :, :] = mI[i]
     for i in range(nj, 0, -1):
         p = mi[i, P]
         if p > 0:   # composite inertias are rigid-body inertias: the cheap parallel-axis form
-            rigid_congruence_add(fv[i, WR:WR + 9], fv[i, WP:WP + 3], fm[i, MIH], fm[p, MIH])
+            rigid_congruence_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], dm[i, MIH], dm[p, MIH])
     M[:, :] = 0.0
     for i in range(1, nj + 1):
         vi, nv = mi[i, VI], mi[i, NV]
-        S = fm[i, MS]
-        Ic = fm[i, MIH]
+        S = dm[i, MS]
+        Ic = dm[i, MIH]
         for k in range(nv):                     # Fc = Ic S_i
             for r in range(6):
                 acc = 0.0
@@ -129,7 +132,7 @@ def crba(mi, fv, fm, q, M, kin):
         j = i
         while j > 0:
             vj, nvj = mi[j, VI], mi[j, NV]
-            Sj = fm[j, MS]
+            Sj = dm[j, MS]
             for k in range(nv):
                 for l in range(nvj):
                     acc = 0.0
@@ -144,7 +147,7 @@ def crba(mi, fv, fm, q, M, kin):
                     for r in range(6):
                         col[r] = Fc[r, k]
                         tmp[r] = 0.0
-                    ad_inv_T_add(fv[j, WR:WR + 9], fv[j, WP:WP + 3], col, tmp, 1.0)
+                    ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
                     for r in range(6):
                         Fc[r, k] = tmp[r]
             j = pj
@@ -152,17 +155,16 @@ def crba(mi, fv, fm, q, M, kin):
 
 
 @njit(**JIT)
-def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
+def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
     """Backward pass of Kim Tables 3/4: I^_i, B^_i, Pi_i, beta_i (children first)."""
     nj = mi.shape[0] - 1
-    col = np.empty(6)
-    scratch = np.empty((5, 3, 3))
+    col = dv[0, TMP2:TMP2 + 6]
     for i in range(1, nj + 1):
-        c = fv[i]
-        fm[i, MIH, :, :] = fm[i, MI]
+        c = dv[i]
+        dm[i, MIH, :, :] = mI[i]
         Bh = c[BH:BH + 6]
         IV = c[TMP:TMP + 6]
-        mat_vec(fm[i, MI], c[V:V + 6], IV, 6, False)
+        mat_vec(mI[i], c[V:V + 6], IV, 6, False)
         for k in range(6):
             Bh[k] = 0.0
         ad_star_add(c[V:V + 6], IV, Bh, -1.0)
@@ -170,11 +172,11 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
             for k in range(6):
                 Bh[k] -= c[FEXT + k]
     for i in range(nj, 0, -1):
-        c = fv[i]
+        c = dv[i]
         vi, nv = mi[i, VI], mi[i, NV]
-        Ih = fm[i, MIH]
-        S = fm[i, MS]
-        Pi = fm[i, MPI]
+        Ih = dm[i, MIH]
+        S = dm[i, MS]
+        Pi = dm[i, MPI]
         beta = c[BETA:BETA + 6]
         # beta starts as B^ + I^ eta
         mat_vec(Ih, c[ETA:ETA + 6], beta, 6, False)
@@ -186,15 +188,15 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
             for k in range(6):
                 beta[k] += col[k]
         else:
-            U = fm[i, MU]
-            Psi = fm[i, MPSI]
+            U = dm[i, MU]
+            Psi = dm[i, MPSI]
             for k in range(nv):
                 for r in range(6):
                     acc = 0.0
                     for cc in range(6):
                         acc += Ih[r, cc] * S[cc, k]
                     U[r, k] = acc
-            D = Pi                                          # borrow Pi's storage for S^T I^ S
+            D = dm[i, MD]
             for k in range(nv):
                 for l in range(nv):
                     acc = 0.0
@@ -202,6 +204,7 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
                         acc += S[r, k] * U[r, l]
                     D[k, l] = acc
             if not invert_spd(D, nv, Psi):
+                failed[0] = i
                 return SINGULAR
             # r_i = tau_i - S^T (I^ eta + B^) = tau_i - S^T beta (before the update)
             rr = c[TMP:TMP + 6]
@@ -225,23 +228,24 @@ def _articulated_backward(mi, fv, fm, tau, presc, use_fext):
                     Pi[r, cc] = acc
         p = mi[i, P]
         if p > 0:
-            block_congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, fm[p, MIH], scratch)
-            ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, fv[p, BH:BH + 6], 1.0)
+            block_congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, dm[p, MIH], dm[0, MTMP],
+                                 dm[0, MD])
+            ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, dv[p, BH:BH + 6], 1.0)
     return OK
 
 
 @njit(**JIT)
-def hybrid(mi, fv, fm, q, v, a, tau, mask, a_out, tau_out, kin, use_fext):
+def hybrid(mi, mc, mI, dv, dm, q, v, a, tau, mask, presc, a_out, tau_out, failed, kin, use_fext):
     """Hybrid dynamics, Kim Table 4. mask[k] (per DOF): the acceleration a[k] is given, else the
     torque tau[k]; entries that are not given are never read. ABA (Table 3) is the all-False
-    case. Each joint is prescribed as a whole (status BAD_MASK otherwise).
+    case. Each joint is prescribed as a whole (status BAD_MASK otherwise). ``presc`` (nj + 1,)
+    is the data's per-body flag buffer; ``failed[0]`` gets the body row of a SINGULAR status.
     """
     if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
             return st
     nj = mi.shape[0] - 1
-    presc = np.empty(nj + 1, dtype=np.bool_)
     presc[0] = False
     for i in range(1, nj + 1):
         vi, nv = mi[i, VI], mi[i, NV]
@@ -252,21 +256,43 @@ def hybrid(mi, fv, fm, q, v, a, tau, mask, a_out, tau_out, kin, use_fext):
             if not np.isfinite(a[k] if given else tau[k]):
                 return NONFINITE
         presc[i] = given
-    _velocities(mi, fv, fm, v, True)
+    return _hybrid_passes(mi, mc, mI, dv, dm, v, a, tau, presc, a_out, tau_out, failed, use_fext)
+
+
+@njit(**JIT)
+def aba(mi, mc, mI, dv, dm, q, v, tau, presc, a_out, tau_out, failed, kin, use_fext):
+    """Forward dynamics by the articulated-body algorithm (Kim Table 3): hybrid dynamics with
+    no joint prescribed."""
+    if kin:
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
+        if st != OK:
+            return st
+    if not _finite(tau):
+        return NONFINITE
+    for i in range(presc.shape[0]):
+        presc[i] = False
+    return _hybrid_passes(mi, mc, mI, dv, dm, v, tau, tau, presc, a_out, tau_out, failed, use_fext)
+
+
+@njit(**JIT)
+def _hybrid_passes(mi, mc, mI, dv, dm, v, a, tau, presc, a_out, tau_out, failed, use_fext):
+    """The three passes of Kim Table 4 once the joint kinematics are in ``dv``/``dm``."""
+    nj = mi.shape[0] - 1
+    _velocities(mi, mc, mI, dv, dm, v, True)
     for i in range(1, nj + 1):
         if presc[i]:
             vi, nv = mi[i, VI], mi[i, NV]
-            mat_vec(fm[i, MS], a[vi:vi + nv], fv[i, QDD:QDD + 6], nv, False)
-    st = _articulated_backward(mi, fv, fm, tau, presc, use_fext)
+            mat_vec(dm[i, MS], a[vi:vi + nv], dv[i, QDD:QDD + 6], nv, False)
+    st = _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext)
     if st != OK:
         return st
-    _gravity_base(fv)
+    _gravity_base(mc, dv)
     for i in range(1, nj + 1):
-        c = fv[i]
+        c = dv[i]
         vi, nv = mi[i, VI], mi[i, NV]
-        S = fm[i, MS]
+        S = dm[i, MS]
         Ai = c[A:A + 6]
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], fv[mi[i, P], A:A + 6], Ai)
+        ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], A:A + 6], Ai)
         for k in range(6):
             Ai[k] += c[ETA + k]                              # A_i = X Vd_p + eta_i
         if presc[i]:
@@ -274,15 +300,15 @@ def hybrid(mi, fv, fm, q, v, a, tau, mask, a_out, tau_out, kin, use_fext):
                 a_out[vi + k] = a[vi + k]
             mat_vec(S, a[vi:vi + nv], Ai, nv, True)
             Fi = c[F:F + 6]
-            mat_vec(fm[i, MIH], Ai, Fi, 6, False)
+            mat_vec(dm[i, MIH], Ai, Fi, 6, False)
             for k in range(6):
                 Fi[k] += c[BH + k]
             matT_vec(S, Fi, tau_out[vi:vi + nv], nv, False)
         else:
             # qdd = Psi (tau - U^T (X Vd_p + eta) - S^T B^)
             rr = c[TMP:TMP + 6]
-            U = fm[i, MU]
-            Psi = fm[i, MPSI]
+            U = dm[i, MU]
+            Psi = dm[i, MPSI]
             for k in range(nv):
                 acc = tau[vi + k]
                 for r in range(6):
@@ -299,16 +325,16 @@ def hybrid(mi, fv, fm, q, v, a, tau, mask, a_out, tau_out, kin, use_fext):
 
 
 @njit(**JIT)
-def world_poses(mi, fv):
+def world_poses(mi, dv):
     """OR/OP of every body: oT_i = oT_p T_{p,i}."""
     nj = mi.shape[0] - 1
     for k in range(9):
-        fv[0, OR + k] = 1.0 if k % 4 == 0 else 0.0
+        dv[0, OR + k] = 1.0 if k % 4 == 0 else 0.0
     for k in range(3):
-        fv[0, OP + k] = 0.0
+        dv[0, OP + k] = 0.0
     for i in range(1, nj + 1):
-        c = fv[i]
-        pr = fv[mi[i, P]]
+        c = dv[i]
+        pr = dv[mi[i, P]]
         for r in range(3):
             for cc in range(3):
                 c[OR + 3 * r + cc] = (pr[OR + 3 * r] * c[WR + cc] + pr[OR + 3 * r + 1] * c[WR + 3 + cc]
@@ -318,7 +344,7 @@ def world_poses(mi, fv):
 
 
 @njit(**JIT)
-def jacobians(mi, fv, fm, v, Jb, Jd):
+def jacobians(mi, mc, mI, dv, dm, v, Jb, Jd):
     """Body Jacobians J_i (6 x nv, V_i = J_i v, in frame i) and their time derivatives.
 
     J_i = X_i J_p + S_i E_i;  Jd_i = X_i Jd_p - ad(S_i qd_i) X_i J_p + Sdot_i E_i.
@@ -332,10 +358,10 @@ def jacobians(mi, fv, fm, v, Jb, Jd):
     Jb[0, :, :] = 0.0
     Jd[0, :, :] = 0.0
     for i in range(1, nj + 1):
-        c = fv[i]
+        c = dv[i]
         p = mi[i, P]
         vi, nv = mi[i, VI], mi[i, NV]
-        mat_vec(fm[i, MS], v[vi:vi + nv], Sq, nv, False)
+        mat_vec(dm[i, MS], v[vi:vi + nv], Sq, nv, False)
         for k in range(n):
             for r in range(6):
                 col[r] = Jb[p, r, k]
@@ -351,13 +377,13 @@ def jacobians(mi, fv, fm, v, Jb, Jd):
                 Jd[i, r, k] = tmp2[r] + col[r]
         for k in range(nv):
             for r in range(6):
-                Jb[i, r, vi + k] += fm[i, MS, r, k]
-                Jd[i, r, vi + k] += fm[i, MSD, r, k]
+                Jb[i, r, vi + k] += dm[i, MS, r, k]
+                Jd[i, r, vi + k] += dm[i, MSD, r, k]
     return OK
 
 
 @njit(**JIT)
-def coriolis(mi, fv, fm, Jb, Jd, C):
+def coriolis(mi, mc, mI, dv, dm, Jb, Jd, C):
     """Christoffel-consistent C = sum_i J_i^T (I_i Jd_i + B_i J_i), B_i skew with B_i V_i = -ad*_{V_i} I_i V_i.
 
     B = 1/2 (I ad_V - ad_V^T I) - 1/2 Ybar, Ybar = [[[m], [f]], [[f], 0]] with (m, f) = I V
@@ -371,8 +397,8 @@ def coriolis(mi, fv, fm, Jb, Jd, C):
     IV = np.empty(6)
     C[:, :] = 0.0
     for i in range(1, nj + 1):
-        I = fm[i, MI]
-        Vb = fv[i, V:V + 6]
+        I = mI[i]
+        Vb = dv[i, V:V + 6]
         w0, w1, w2, u0, u1, u2 = Vb[0], Vb[1], Vb[2], Vb[3], Vb[4], Vb[5]
         adV[:, :] = 0.0
         adV[0, 1], adV[0, 2], adV[1, 0], adV[1, 2], adV[2, 0], adV[2, 1] = -w2, w1, w2, -w0, -w1, w0
@@ -423,14 +449,14 @@ def add_body_coriolis(I, B, Ji, Jdi, H, C):
 
 
 @njit(**JIT)
-def energies(mi, fv, fm, out):
+def energies(mi, mc, mI, dv, dm, out):
     """out[0] = kinetic energy 1/2 sum V^T I V, out[1] = potential energy -sum m g . c (world)."""
     nj = mi.shape[0] - 1
     ke = 0.0
     pe = 0.0
     for i in range(1, nj + 1):
-        I = fm[i, MI]
-        c = fv[i]
+        I = mI[i]
+        c = dv[i]
         for r in range(6):
             for cc in range(6):
                 ke += 0.5 * c[V + r] * I[r, cc] * c[V + cc]
@@ -440,40 +466,40 @@ def energies(mi, fv, fm, out):
             mc0, mc1, mc2 = I[2, 4], I[0, 5], I[1, 3]
             for r in range(3):
                 wc = m * c[OP + r] + c[OR + 3 * r] * mc0 + c[OR + 3 * r + 1] * mc1 + c[OR + 3 * r + 2] * mc2
-                pe -= fv[0, G + r] * wc
+                pe -= mc[0, G + r] * wc
     out[0] = ke
     out[1] = pe
 
 
 @njit(**JIT)
-def velocity_kinematics(mi, fv, fm, q, v, kin):
+def velocity_kinematics(mi, mc, mI, dv, dm, q, v, kin):
     """Joint kinematics, body twists V_i and world poses (for energies, FK, Jacobians)."""
     if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
             return st
-    _velocities(mi, fv, fm, v, False)
-    world_poses(mi, fv)
+    _velocities(mi, mc, mI, dv, dm, v, False)
+    world_poses(mi, dv)
     return OK
 
 
 @njit(**JIT)
-def jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin):
+def jacobian_kinematics(mi, mc, mI, dv, dm, q, v, Jb, Jd, kin):
     """Joint kinematics, body twists, and every body's J_i and Jd_i."""
     if kin:
-        st = joint_kinematics(mi, fv, fm, q, v)
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
             return st
-    _velocities(mi, fv, fm, v, False)
-    jacobians(mi, fv, fm, v, Jb, Jd)
+    _velocities(mi, mc, mI, dv, dm, v, False)
+    jacobians(mi, mc, mI, dv, dm, v, Jb, Jd)
     return OK
 
 
 @njit(**JIT)
-def coriolis_matrix(mi, fv, fm, q, v, Jb, Jd, C, kin):
+def coriolis_matrix(mi, mc, mI, dv, dm, q, v, Jb, Jd, C, kin):
     """Kinematics, Jacobians and the Christoffel-consistent Coriolis matrix in one call."""
-    st = jacobian_kinematics(mi, fv, fm, q, v, Jb, Jd, kin)
+    st = jacobian_kinematics(mi, mc, mI, dv, dm, q, v, Jb, Jd, kin)
     if st != OK:
         return st
-    coriolis(mi, fv, fm, Jb, Jd, C)
+    coriolis(mi, mc, mI, dv, dm, Jb, Jd, C)
     return OK

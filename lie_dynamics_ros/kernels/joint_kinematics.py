@@ -1,7 +1,7 @@
 """Per-joint T_{parent,i}(q), S_i(q) and Sdot_i for the built-in joint kinds (compiled).
 
-Writes fv[i, WR/WP] (T = T_origin * T_joint(q)), fm[i, MS] (S_i), fm[i, MSD] (Sdot_i) and
-fv[i, SDV] (Sdot_i qd_i). GENERAL joints are skipped: Python fills their rows afterwards.
+Reads the model constants ``mc`` and writes the data: dv[i, WR/WP] (T = T_origin * T_joint(q)),
+dm[i, MS] (S_i), dm[i, MSD] (Sdot_i) and dv[i, SDV] (Sdot_i qd_i). GENERAL joints are skipped: Python fills their rows afterwards.
 """
 import numpy as np
 from numba import njit
@@ -53,7 +53,7 @@ def _unit_quat(q, k):
 
 
 @njit(**JIT)
-def joint_kinematics(mi, fv, fm, q, v):
+def joint_kinematics(mi, mc, dv, dm, q, v):
     """Fill T, S, Sdot of every built-in joint. Returns a status code (layout.OK, ...)."""
     for k in range(q.shape[0]):
         if not np.isfinite(q[k]):
@@ -62,16 +62,17 @@ def joint_kinematics(mi, fv, fm, q, v):
         if not np.isfinite(v[k]):
             return NONFINITE
     nj = mi.shape[0] - 1
-    Rj = np.empty(9)
+    Rj = dv[0, WR:WR + 9]     # row 0 (the universe) has no joint: scratch
     for i in range(1, nj + 1):
         kind = mi[i, K]
         if kind == J.GENERAL:
             continue
-        c = fv[i]
+        c = dv[i]
+        k_ = mc[i]      # the joint's constants (model)
         qi = mi[i, QI]
         vi = mi[i, VI]
-        S = fm[i, MS]
-        Sd = fm[i, MSD]
+        S = dm[i, MS]
+        Sd = dm[i, MSD]
         nv = mi[i, NV]
         for r in range(6):
             for k in range(nv):
@@ -80,12 +81,12 @@ def joint_kinematics(mi, fv, fm, q, v):
         pj0 = 0.0
         pj1 = 0.0
         pj2 = 0.0
-        mult = c[MULT]
-        a0, a1, a2 = c[AX], c[AX + 1], c[AX + 2]
+        mult = k_[MULT]
+        a0, a1, a2 = k_[AX], k_[AX + 1], k_[AX + 2]
         if kind == J.REVOLUTE or kind == J.PRISMATIC:
             x = q[qi]
             if mi[i, MIMIC] == 1:
-                x = mult * x + c[OFF]
+                x = mult * x + k_[OFF]
             if kind == J.REVOLUTE:
                 _axis_rot(a0, a1, a2, x, Rj)
                 S[0, 0], S[1, 0], S[2, 0] = mult * a0, mult * a1, mult * a2
@@ -113,7 +114,7 @@ def joint_kinematics(mi, fv, fm, q, v):
         elif kind == J.PLANAR:
             th = q[qi + 2]
             _axis_rot(a0, a1, a2, th, Rj)
-            e0, e1, e2 = c[AX2], c[AX2 + 1], c[AX2 + 2]
+            e0, e1, e2 = k_[AX2], k_[AX2 + 1], k_[AX2 + 2]
             f0, f1, f2 = a1 * e2 - a2 * e1, a2 * e0 - a0 * e2, a0 * e1 - a1 * e0
             pj0 = q[qi] * e0 + q[qi + 1] * f0
             pj1 = q[qi] * e1 + q[qi + 1] * f1
@@ -131,7 +132,7 @@ def joint_kinematics(mi, fv, fm, q, v):
                 Sd[5, col] = -thd * (a0 * u1 - a1 * u0)
             S[0, 2], S[1, 2], S[2, 2] = a0, a1, a2
         elif kind == J.UNIVERSAL:
-            b0, b1, b2 = c[AX2], c[AX2 + 1], c[AX2 + 2]
+            b0, b1, b2 = k_[AX2], k_[AX2 + 1], k_[AX2 + 2]
             R1 = np.empty(9)
             R2 = np.empty(9)
             _axis_rot(a0, a1, a2, q[qi], R1)
@@ -153,10 +154,10 @@ def joint_kinematics(mi, fv, fm, q, v):
         # T = T_origin * T_joint
         for r in range(3):
             for cc in range(3):
-                c[WR + 3 * r + cc] = (c[R0 + 3 * r] * Rj[cc] + c[R0 + 3 * r + 1] * Rj[3 + cc]
-                                      + c[R0 + 3 * r + 2] * Rj[6 + cc])
-            c[WP + r] = (c[P0 + r] + c[R0 + 3 * r] * pj0 + c[R0 + 3 * r + 1] * pj1
-                         + c[R0 + 3 * r + 2] * pj2)
+                c[WR + 3 * r + cc] = (k_[R0 + 3 * r] * Rj[cc] + k_[R0 + 3 * r + 1] * Rj[3 + cc]
+                                      + k_[R0 + 3 * r + 2] * Rj[6 + cc])
+            c[WP + r] = (k_[P0 + r] + k_[R0 + 3 * r] * pj0 + k_[R0 + 3 * r + 1] * pj1
+                         + k_[R0 + 3 * r + 2] * pj2)
         for r in range(6):
             acc = 0.0
             for k in range(nv):

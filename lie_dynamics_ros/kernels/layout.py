@@ -1,63 +1,101 @@
-"""Column layout of the flat arrays that the compiled kernels share.
+"""Layout of the packed arrays that the compiled kernels share, generated from one field list.
 
-A model is compiled into three arrays so a kernel call passes few arguments
-(numba charges about 0.3 us per array argument):
+A model is three read-only arrays, a Data (one per thread or worker) two work arrays plus a few
+named buffers (``model/data.py``). Every kernel takes ``(mi, mc, mI, dv, dm, ...)``:
 
-* ``mi``  int64  (nj + 1, NI):  topology and joint kind, row 0 is the universe;
-* ``fv``  float64 (nj + 1, NCOL): per-body 3- and 6-vectors, constants first, then work;
-* ``fm``  float64 (nj + 1, NSLOT, 6, 6): per-body 6x6 matrices, slot 0 is the constant inertia.
+* ``mi``  int64   (nj + 1, NI)        model: topology and joint kind (``TOPOLOGY``);
+* ``mc``  float64 (nj + 1, NMC)       model: per-body constants (``CONSTANTS``);
+* ``mI``  float64 (nj + 1, 6, 6)      model: spatial inertia of each body about its frame origin;
+* ``dv``  float64 (nj + 1, NDV)       data: per-body 3-, 6- and 9-vectors (``VECTORS``);
+* ``dm``  float64 (nj + 1, NDM, 6, 6) data: per-body 6x6 matrices (``MATRICES``).
 
-Rows are in topological order: ``mi[i, P] < i``. Everything is in the seeds' angular-first order.
+Row 0 is the universe; rows are in topological order (``mi[i, P] < i``). Everything is in the
+seeds' angular-first order (docs/conventions.md). The column offsets below (``P``, ``WR``, ...)
+are module constants generated from the field lists, so numba folds them at compile time; Python
+code reads the arrays through ``Data``'s named views instead.
 """
 
-# mi columns
-P = 0          # parent row (0 = universe)
-K = 1          # joint kind (model.joints)
-QI = 2         # first index in q (of the master joint for a mimic joint)
-VI = 3         # first index in v (of the master joint for a mimic joint)
-NQ = 4
-NV = 5
-MIMIC = 6      # 1 if q_i = mult * q[QI] + offset
-NI = 7
+# (kernel name, Data view name, width, meaning)
+TOPOLOGY = (
+    ("P", "parent", 1, "parent row (0 = universe, -1 for row 0)"),
+    ("K", "kind", 1, "joint kind (model.joints)"),
+    ("QI", "q_index", 1, "first index in q (of the master joint for a mimic joint)"),
+    ("VI", "v_index", 1, "first index in v (of the master joint for a mimic joint)"),
+    ("NQ", "nq", 1, "size of the joint's q"),
+    ("NV", "nv", 1, "size of the joint's v"),
+    ("MIMIC", "mimic", 1, "1 if q_i = mult * q[QI] + offset"),
+)
 
-# fv columns: constants
-R0 = 0         # rotation of the joint origin in the parent frame, row-major (9)
-P0 = 9         # translation of the joint origin (3)
-AX = 12        # joint axis (revolute, prismatic, universal 1st, planar normal) (3)
-AX2 = 15       # universal 2nd axis, planar in-plane axis e1 (3)
-MULT = 18      # mimic multiplier (1 otherwise)
-OFF = 19       # mimic offset (0 otherwise)
-G = 0          # row 0 only: gravity in the world frame (3)
-# fv columns: work
-WR = 20        # rotation of T_{parent,i}(q) (9)
-WP = 29        # translation of T_{parent,i}(q) (3)
-SDV = 32       # Sdot_i qd_i (6)
-V = 38         # body twist V_i (6)
-A = 44         # body acceleration Vd_i (component-wise derivative of the body twist) (6)
-F = 50         # joint wrench F_i (6)
-ETA = 56       # ad(V_i) S_i qd_i + Sdot_i qd_i (6)
-BH = 62        # articulated bias wrench B^_i (6)
-BETA = 68      # beta_i (6)
-OR = 74        # world rotation of body i (9)
-OP = 83        # world translation of body i (3)
-QDD = 86       # joint acceleration of this body's joint (6)
-TMP = 92       # scratch (6)
-FEXT = 98      # external wrench on body i, in its frame (6)
-NCOL = 104
+CONSTANTS = (
+    ("R0", "origin_rotation", 9, "rotation of the joint origin in the parent frame, row-major"),
+    ("P0", "origin_translation", 3, "translation of the joint origin in the parent frame"),
+    ("AX", "axis", 3, "joint axis (revolute, prismatic, universal 1st, planar normal)"),
+    ("AX2", "axis2", 3, "universal 2nd axis, planar in-plane axis e1"),
+    ("MULT", "mimic_multiplier", 1, "mimic multiplier (1 otherwise)"),
+    ("OFF", "mimic_offset", 1, "mimic offset (0 otherwise)"),
+)
+G = 0   # row 0 of mc (the universe has no joint): gravity in the world frame (3)
 
-# fm slots
-MI = 0         # spatial inertia I_i about the body frame origin (constant)
-MS = 1         # motion subspace S_i (6 x nv_i, left columns)
-MIH = 2        # articulated inertia I^_i (ABA) / composite inertia (CRBA)
-MU = 3         # U_i = I^_i S_i
-MPSI = 4       # Psi_i = (S^T I^ S)^-1 (nv_i x nv_i, top-left)
-MPI = 5        # Pi_i
-MSD = 6        # Sdot_i (6 x nv_i)
-NSLOT = 7
+VECTORS = (
+    ("WR", "joint_rotation", 9, "rotation of T_{parent,i}(q), row-major"),
+    ("WP", "joint_translation", 3, "translation of T_{parent,i}(q)"),
+    ("SDV", "sdot_v", 6, "Sdot_i qd_i"),
+    ("V", "twist", 6, "body twist V_i = T_i^-1 dT_i/dt, in frame i"),
+    ("A", "acceleration", 6, "body acceleration Vd_i (component-wise derivative of V_i)"),
+    ("F", "wrench", 6, "joint wrench F_i transmitted from the parent to body i"),
+    ("ETA", "eta", 6, "ad(V_i) S_i qd_i + Sdot_i qd_i (velocity-product acceleration)"),
+    ("BH", "bias_wrench", 6, "articulated bias wrench B^_i (Kim Table 3)"),
+    ("BETA", "beta", 6, "beta_i = B^_i + I^_i eta_i + U_i Psi_i r_i (Kim Table 3)"),
+    ("OR", "world_rotation", 9, "rotation of body i in the world, row-major"),
+    ("OP", "world_translation", 3, "position of body i's origin in the world"),
+    ("QDD", "prescribed_acceleration", 6, "S_i qdd_i of a prescribed joint (hybrid dynamics)"),
+    ("TMP", "scratch", 6, "scratch 6-vector of the kernels (meaningless between calls)"),
+    ("TMP2", "scratch2", 6, "second scratch 6-vector"),
+    ("FEXT", "external_wrench", 6, "external wrench on body i, in frame i"),
+)
+
+MATRICES = (
+    ("MS", "motion_subspace", "S_i (6 x nv_i, left columns): V_i = X V_p + S_i qd_i"),
+    ("MSD", "motion_subspace_dot", "Sdot_i (6 x nv_i)"),
+    ("MIH", "articulated_inertia", "I^_i (ABA) or the composite inertia (CRBA)"),
+    ("MU", "U", "U_i = I^_i S_i (6 x nv_i)"),
+    ("MPSI", "Psi", "Psi_i = (S_i^T I^_i S_i)^-1 (nv_i x nv_i, top-left)"),
+    ("MPI", "Pi", "Pi_i = I^_i - U_i Psi_i U_i^T (Kim Table 3)"),
+    ("MD", "D", "D_i = S_i^T I^_i S_i (nv_i x nv_i, top-left)"),
+    ("MTMP", "scratch_matrix", "6x6 scratch of the kernels (meaningless between calls)"),
+)
+
+
+def _offsets(fields):
+    out, n = {}, 0
+    for name, _, width, _ in fields:
+        out[name] = n
+        n += width
+    return out, n
+
+
+_topo, NI = _offsets(TOPOLOGY)
+_const, NMC = _offsets(CONSTANTS)
+_vec, NDV = _offsets(VECTORS)
+_mat = {name: k for k, (name, _, _) in enumerate(MATRICES)}
+NDM = len(MATRICES)
+
+# column offsets by kernel name, derived from the lists above
+P = _topo["P"]; K = _topo["K"]; QI = _topo["QI"]; VI = _topo["VI"]          # noqa: E702
+NQ = _topo["NQ"]; NV = _topo["NV"]; MIMIC = _topo["MIMIC"]                    # noqa: E702
+R0 = _const["R0"]; P0 = _const["P0"]; AX = _const["AX"]; AX2 = _const["AX2"]  # noqa: E702
+MULT = _const["MULT"]; OFF = _const["OFF"]                                    # noqa: E702
+WR = _vec["WR"]; WP = _vec["WP"]; SDV = _vec["SDV"]; V = _vec["V"]            # noqa: E702
+A = _vec["A"]; F = _vec["F"]; ETA = _vec["ETA"]; BH = _vec["BH"]              # noqa: E702
+BETA = _vec["BETA"]; OR = _vec["OR"]; OP = _vec["OP"]; QDD = _vec["QDD"]      # noqa: E702
+TMP = _vec["TMP"]; TMP2 = _vec["TMP2"]; FEXT = _vec["FEXT"]                   # noqa: E702
+MS = _mat["MS"]; MSD = _mat["MSD"]; MIH = _mat["MIH"]; MU = _mat["MU"]        # noqa: E702
+MPSI = _mat["MPSI"]; MPI = _mat["MPI"]; MD = _mat["MD"]; MTMP = _mat["MTMP"]  # noqa: E702
 
 # kernel status codes
 OK = 0
 NONFINITE = 1
 BAD_QUATERNION = 2
-SINGULAR = 3
+SINGULAR = 3       # the failing body row goes to data.failed_row
 BAD_MASK = 4       # a multi-DOF joint partly prescribed
+BAD_SIZE = 5       # an input of the wrong length

@@ -203,24 +203,24 @@ def rigid_congruence_add(R, p, I, out):
 
 
 @njit(**JIT)
-def block_congruence_add(R, p, I, out, S):
+def block_congruence_add(R, p, I, out, S1, S2):
     """out += X^T I X, X = Ad_{T^-1}, for any symmetric I = [[A, B], [B^T, C]] (articulated
     inertias). With A', B', C' the blocks rotated by R and P = [p]:
     X^T I X = [[A' - B'P + P B'^T - P C' P, B' + P C'], [(B' + P C')^T, C']].
-    ``S`` is a (5, 3, 3) scratch buffer: A', B', C', B'' and R I-block products.
+    ``S1``, ``S2`` are 6x6 scratch: A', B', C', B'' in S1's quadrants, R times an I-block in S2.
     """
-    tmp = S[4]
+    tmp = S2[0:3, 0:3]
     for k in range(3):
         r0, c0 = (0, 0) if k == 0 else ((0, 3) if k == 1 else (3, 3))
         for a in range(3):
             for b in range(3):
                 tmp[a, b] = (R[3 * a] * I[r0, c0 + b] + R[3 * a + 1] * I[r0 + 1, c0 + b]
                              + R[3 * a + 2] * I[r0 + 2, c0 + b])
-        blk = S[k]
+        blk = S1[0:3, 0:3] if k == 0 else (S1[0:3, 3:6] if k == 1 else S1[3:6, 0:3])
         for a in range(3):
             for b in range(3):
                 blk[a, b] = tmp[a, 0] * R[3 * b] + tmp[a, 1] * R[3 * b + 1] + tmp[a, 2] * R[3 * b + 2]
-    A_, B_, C_, B2 = S[0], S[1], S[2], S[3]
+    A_, B_, C_, B2 = S1[0:3, 0:3], S1[0:3, 3:6], S1[3:6, 0:3], S1[3:6, 3:6]
     p0, p1, p2 = p[0], p[1], p[2]
     for b in range(3):                             # B'' = B' + P C',  P x = p x x
         B2[0, b] = B_[0, b] + p1 * C_[2, b] - p2 * C_[1, b]

@@ -1,4 +1,5 @@
 """The immutable multibody model, stored as flat arrays for the compiled kernels."""
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -6,6 +7,7 @@ import numpy as np
 from . import joints as J
 from . import joint_types as JT
 from ..kernels import layout as L
+from .data import Data
 
 
 @dataclass
@@ -26,14 +28,16 @@ class JointInfo:
 
 
 class Model:
-    """A rigid multibody tree. Build it with ``ldr.load_urdf`` or ``ModelBuilder``.
+    """A rigid multibody tree, frozen. Build it with ``ldr.load_urdf`` or ``ModelBuilder``.
 
-    Public fields are read-only views; the only mutable setting is ``gravity``. The model also
-    owns the work buffers of the kernels, so one model must not be used from two threads at
-    once (``model.copy()`` gives an independent one).
+    The model is a description only (topology, joint placements, axes, inertias, limits,
+    gravity); the algorithms' work memory is a ``Data`` (``model.create_data()``), so one model
+    can be shared by any number of threads. A different gravity is a different model:
+    ``model.with_gravity(g)``.
     """
 
-    def __init__(self, name, kernel_joints, inertia, frames, nq, nv, total_mass):
+    def __init__(self, name, kernel_joints, inertia, frames, nq, nv, total_mass,
+                 gravity=(0.0, 0.0, -9.81)):
         self.name = name
         self._kjoints = list(kernel_joints)
         self._frames = dict(frames)
@@ -61,67 +65,87 @@ class Model:
             self.effort_limits[s], self.velocity_limits[s] = eff, vel
             if j.nv == 1:
                 self.lower_limits[s], self.upper_limits[s] = lo, hi
-        for a in (self.effort_limits, self.velocity_limits, self.lower_limits, self.upper_limits):
-            a.flags.writeable = False
         self._inertia = inertia.copy()
-        self._inertia.flags.writeable = False
-        self._compile()
-        self.gravity = (0.0, 0.0, -9.81)
+        self._compile(_gravity_vector(gravity))
+        for a in (self.effort_limits, self.velocity_limits, self.lower_limits, self.upper_limits,
+                  self._inertia):
+            a.flags.writeable = False
+        self._tls = threading.local()
 
     # -- kernel arrays -------------------------------------------------------------------
-    def _compile(self):
+    def _compile(self, gravity):
         nj = len(self._kjoints)
         mi = np.zeros((nj + 1, L.NI), dtype=np.int64)
-        fv = np.zeros((nj + 1, L.NCOL))
-        fm = np.zeros((nj + 1, L.NSLOT, 6, 6))
+        mc = np.zeros((nj + 1, L.NMC))
         mi[0, L.P] = -1
+        mc[0, L.G:L.G + 3] = gravity
         for j in self._kjoints:
             r = j.row
             mi[r, L.P], mi[r, L.K] = j.parent_row, j.joint.kind
             mi[r, L.QI], mi[r, L.VI], mi[r, L.NQ], mi[r, L.NV] = j.q_index, j.v_index, j.nq, j.nv
             mi[r, L.MIMIC] = j.mimic is not None
-            fv[r, L.R0:L.R0 + 9] = j.origin[:3, :3].ravel()
-            fv[r, L.P0:L.P0 + 3] = j.origin[:3, 3]
+            mc[r, L.R0:L.R0 + 9] = j.origin[:3, :3].ravel()
+            mc[r, L.P0:L.P0 + 3] = j.origin[:3, 3]
             ax, ax2 = JT.joint_axes(j.joint, j.name)
-            fv[r, L.AX:L.AX + 3], fv[r, L.AX2:L.AX2 + 3] = ax, ax2
-            fv[r, L.MULT], fv[r, L.OFF] = (j.mimic[1], j.mimic[2]) if j.mimic else (1.0, 0.0)
-            fm[r, L.MI] = self._inertia[r]
-        self._mi, self._fv, self._fm = mi, fv, fm
+            mc[r, L.AX:L.AX + 3], mc[r, L.AX2:L.AX2 + 3] = ax, ax2
+            mc[r, L.MULT], mc[r, L.OFF] = (j.mimic[1], j.mimic[2]) if j.mimic else (1.0, 0.0)
+        #: (nj + 1, NI) int64 topology, (nj + 1, NMC) constants, (nj + 1, 6, 6) inertias
+        self.mi, self.mc, self.mI = mi, mc, self._inertia
         self._general = [j for j in self._kjoints if isinstance(j.joint, JT.General)]
+        self._row_joint = ["universe"] + [None] * nj      # joint name of each body row
+        for j in self._kjoints:
+            self._row_joint[j.row] = j.name
         # index helpers that keep Python loops over joints out of the per-call paths
         self._dof_first = np.concatenate(
             [np.full(n, i, dtype=np.int64) for i, n in zip(self.joint_v_index, self.joint_nv)]
             or [np.zeros(0, dtype=np.int64)])
         self._no_prescription = np.zeros(self.nv, dtype=np.bool_)
         self._zero_v = np.zeros(self.nv)
-        for a in (self._dof_first, self._no_prescription, self._zero_v):
+        # continuous joints (wrapped by difference()) and the coordinates that add as vectors
+        self._circles = np.array(
+            [j.v_index for j in self._kjoints if j.mimic is None and j.joint.kind == J.REVOLUTE
+             and not (np.isfinite(j.limits[0]) or np.isfinite(j.limits[1]))], dtype=int)
+        qs, vs = [], []
+        for j in self._kjoints:
+            if j.mimic is None and j.joint.kind not in (J.FREE, J.SPHERICAL):
+                qs += range(j.q_index, j.q_index + j.nq)
+                vs += range(j.v_index, j.v_index + j.nv)
+        self._vector_part = (np.array(qs, dtype=int), np.array(vs, dtype=int))
+        for a in (mi, mc, self._dof_first, self._no_prescription, self._zero_v, self._circles,
+                  *self._vector_part):
             a.flags.writeable = False
-        self._scratch = {}
 
-    def copy(self):
-        """An independent model (own work buffers) with the same description."""
-        m = Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
-                  self.total_mass)
-        m.gravity = self.gravity
-        return m
+    def create_data(self):
+        """A new ``Data``: the work buffers of every algorithm, for one thread at a time."""
+        return Data(self)
+
+    def _default_data(self):
+        """This thread's Data of this model (what the public functions use without ``data=``)."""
+        try:
+            return self._tls.data
+        except AttributeError:
+            d = self._tls.data = Data(self)
+            return d
 
     def with_gravity(self, g):
         """A model with the same description and gravity ``g`` (3,), in m/s^2, world frame."""
-        m = self.copy()
-        m.gravity = g
-        return m
+        return Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
+                     self.total_mass, gravity=g)
+
+    def copy(self):
+        """The same model. Kept for old callers: a Model is frozen and thread-safe, so a copy is
+        never needed (give each thread its own ``create_data()`` if it wants one)."""
+        return self
 
     @property
     def gravity(self):
-        return self._fv[0, L.G:L.G + 3].copy()
+        """(3,) gravity in the world frame, m/s^2. Frozen: ``model.with_gravity(g)``."""
+        return self.mc[0, L.G:L.G + 3].copy()
 
     @gravity.setter
     def gravity(self, g):
-        g = np.asarray(g, dtype=float).reshape(-1)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            from ..errors import InputError
-            raise InputError(f"gravity must be 3 finite numbers, got {g}")
-        self._fv[0, L.G:L.G + 3] = g
+        raise AttributeError("a Model is frozen (it is shared by threads): use "
+                             "model = model.with_gravity(g)")
 
     @property
     def njoints(self):
@@ -164,3 +188,11 @@ class Model:
 
     def __repr__(self):
         return f"<Model {self.name!r} nq={self.nq} nv={self.nv} joints={self.joint_names}>"
+
+
+def _gravity_vector(g):
+    g = np.asarray(g, dtype=float).reshape(-1)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        from ..errors import InputError
+        raise InputError(f"gravity must be 3 finite numbers, got {g}")
+    return g

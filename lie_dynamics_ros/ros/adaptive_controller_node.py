@@ -104,9 +104,9 @@ PARAMS = [
 
 def build_controller(model, p, theta_hat=None):
     """AdaptiveSlotineLiController from the node's parameter namespace ``p`` (ValueError with
-    a reason on bad gains or sizes). ``model.gravity`` is set from compensate_gravity."""
+    a reason on bad gains or sizes). Its model has gravity per compensate_gravity."""
     n = model.nv
-    model.gravity = np.array(p.gravity if p.compensate_gravity else [0.0, 0.0, 0.0])
+    model = model.with_gravity(p.gravity if p.compensate_gravity else [0.0, 0.0, 0.0])
 
     def per_joint(name, vals):
         if len(vals) == 1:
@@ -238,7 +238,7 @@ class AdaptiveControllerNode(ThrottledWarnings, Node):
         except (TypeError, ValueError):
             return SetParametersResult(successful=True)
         try:
-            build_controller(self.model.copy(), trial)
+            build_controller(self.model, trial)
             effort_limits(self.model, trial.effort_limits)
         except ValueError as e:
             return SetParametersResult(successful=False, reason=str(e))

@@ -260,7 +260,7 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
                     return "%s has %d values for %d joints" % (what, len(vals), len(joints))
                 arr[cols] = vals
         prescribed = np.array([n in self.p.prescribed_joints for n in names], dtype=bool)
-        model.gravity = np.array(self.p.gravity, dtype=float)
+        model = model.with_gravity(np.array(self.p.gravity, dtype=float))
         old = self.sim
         if old is None:
             t0 = 0 if self.p.publish_clock else self.get_clock().now().nanoseconds
@@ -291,7 +291,7 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
     def _on_params(self, names):
         self.throttle.period_s = self.p.log_throttle_sec
         if self.sim is not None:
-            self.sim.model.gravity = np.array(self.p.gravity, dtype=float)
+            self.sim.model = self.sim.model.with_gravity(np.array(self.p.gravity, dtype=float))
 
     # -- commands -----------------------------------------------------------------------------
     def _accept_command(self, cols, values):

@@ -84,7 +84,7 @@ class InverseDynamicsNode(ThrottledWarnings, Node):
     def _apply_gravity(self):
         if self.model is not None:
             g = self.p.gravity if self.p.compensate_gravity else [0.0, 0.0, 0.0]
-            self.model.gravity = np.array(g, dtype=float)
+            self.model = self.model.with_gravity(np.array(g, dtype=float))
 
     def _on_params(self, names):
         self.throttle.period_s = self.p.log_throttle_sec

@@ -1,0 +1,124 @@
+"""Batched evaluation: N states in one call, split over all cores.
+
+The public dynamics functions come here when given (N, nq) / (N, nv) arrays. The rows are cut
+into one chunk per core; each chunk is one compiled call (``kernels/batch.py``) on the worker
+thread's own Data, with the GIL released (the kernels are ``nogil``). Plain Python threads, not
+numba's parallel threading layers: those abort or serialise when two Python threads (a ROS
+MultiThreadedExecutor) run parallel kernels at once, while this pool is safe for any number of
+concurrent callers.
+
+A row with bad values (NaN, a non-unit quaternion, ...) raises ``InputError`` naming the row
+index; no partial result is returned.
+"""
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..errors import InputError
+from ..kernels import batch as KB
+
+#: worker threads of the batch pool (the cores this process may run on)
+WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+              else (os.cpu_count() or 1))
+#: below this many joint-rows of work (N * nv) a batch runs on the calling thread alone
+MIN_PARALLEL_WORK = 512
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _executor():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="ldr-batch")
+    return _pool
+
+
+def _rows(x, n, name, N=None):
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] != n or (N is not None and a.shape[0] != N):
+        want = f"({'N' if N is None else N}, {n})"
+        raise InputError(f"batched {name} must have shape {want}, got {a.shape}")
+    return a
+
+
+def evaluate(model, alg, arrays, f_ext, mask=None):
+    """Evaluate kernel ``alg`` ('rnea', 'aba', 'crba', 'hybrid') on every row of ``arrays``."""
+    if f_ext is not None:
+        raise InputError("f_ext is per state: batched calls take f_ext=None (call the function "
+                         "per state to apply external wrenches)")
+    Q = _rows(arrays[0], model.nq, "q")
+    N = Q.shape[0]
+    names = {"rnea": ("v", "a"), "aba": ("v", "tau"), "crba": (), "hybrid": ("v", "a", "tau")}
+    rest = [_rows(x, model.nv, name, N) for x, name in zip(arrays[1:], names[alg])]
+    if model.has_general or (model.has_mimic and alg in ("aba", "hybrid")):
+        return _python_rows(model, alg, Q, rest, mask)
+    nv = model.nv
+    if alg == "crba":
+        out = (np.empty((N, nv, nv)),)
+    elif alg == "hybrid":
+        out = (np.empty((N, nv)), np.empty((N, nv)))
+    else:
+        out = (np.empty((N, nv)),)
+    status = np.zeros(N, dtype=np.int64)
+
+    def run(lo, hi):
+        d = model._default_data()
+        head = (model.mi, model.mc, model.mI, d.dv, d.dm, Q)
+        if alg == "rnea":
+            KB.rnea_rows(*head, rest[0], rest[1], out[0], status, lo, hi)
+        elif alg == "aba":
+            KB.aba_rows(*head, rest[0], rest[1], d.prescribed_body, out[0], d.tau_out,
+                        d.failed_row, status, lo, hi)
+        elif alg == "crba":
+            KB.crba_rows(*head, d.zero_v, out[0], status, lo, hi)
+        else:
+            KB.hybrid_rows(*head, rest[0], rest[1], rest[2], np.ascontiguousarray(mask),
+                           d.prescribed_body, out[0], out[1], d.failed_row, status, lo, hi)
+
+    chunks = 1 if N * nv < MIN_PARALLEL_WORK else min(WORKERS, N)
+    bounds = np.linspace(0, N, chunks + 1).astype(int)
+    futures = [_executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    run(bounds[0], bounds[1])
+    for f in futures:
+        f.result()
+    if status.any():
+        _raise_for_row(model, alg, int(np.flatnonzero(status)[0]), Q, rest, mask)
+    return out if alg == "hybrid" else out[0]
+
+
+def _single(model, alg, q, rest, mask):
+    from . import dynamics as D
+    if alg == "rnea":
+        return D.inverse_dynamics(model, q, rest[0], rest[1])
+    if alg == "aba":
+        return D.forward_dynamics(model, q, rest[0], rest[1])
+    if alg == "crba":
+        return D.mass_matrix(model, q)
+    return D.hybrid_dynamics(model, q, rest[0], rest[1], rest[2], mask)
+
+
+def _raise_for_row(model, alg, r, Q, rest, mask):
+    try:
+        _single(model, alg, Q[r], [x[r] for x in rest], mask)
+    except InputError as e:
+        raise InputError(f"row {r}: {e}") from None
+    raise InputError(f"row {r}: the kernel failed")   # pragma: no cover - status without error
+
+
+def _python_rows(model, alg, Q, rest, mask):
+    """Models with Python-defined (General) joints, or mimic joints solved through M."""
+    res = []
+    for r in range(Q.shape[0]):
+        try:
+            res.append(_single(model, alg, Q[r], [x[r] for x in rest], mask))
+        except InputError as e:
+            raise InputError(f"row {r}: {e}") from None
+    if alg == "hybrid":
+        return (np.array([x[0] for x in res]).reshape(len(res), model.nv),
+                np.array([x[1] for x in res]).reshape(len(res), model.nv))
+    shape = (len(res), model.nv, model.nv) if alg == "crba" else (len(res), model.nv)
+    return np.array(res).reshape(shape)

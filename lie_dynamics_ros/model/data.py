@@ -1,0 +1,78 @@
+"""Data: the work memory of the algorithms, one per thread or worker (Pinocchio's ``Data``,
+MuJoCo's ``mjData``).
+
+A ``Model`` is a frozen description; every quantity an algorithm computes on the way (joint
+transforms, twists, wrenches, articulated inertias, Jacobians) lives in a Data. Two threads that
+share a model and use their own Data never see each other's numbers. The public functions take
+``data=`` and otherwise use a per-thread Data of the model.
+
+The packed kernel arrays ``dv`` and ``dm`` are laid out by ``kernels/layout.py``; the views below
+are generated from its field lists, so ``data.twist[i]`` is body i's twist V_i (seeds' order:
+angular first) after an algorithm that computes twists ran on this Data.
+"""
+import numpy as np
+
+from ..kernels import layout as L
+
+
+def _vector_view(name, offset, width, doc):
+    def get(self):
+        return self.dv[:, offset:offset + width]
+    return property(get, doc=f"(nj + 1, {width}) {doc}")
+
+
+def _matrix_view(slot, doc):
+    def get(self):
+        return self.dm[:, slot]
+    return property(get, doc=f"(nj + 1, 6, 6) {doc}")
+
+
+class Data:
+    """Work buffers for one model, for one thread at a time. ``model.create_data()``.
+
+    Named views of the packed arrays (rows = bodies, row 0 = the universe):
+    see ``Data.FIELDS`` for the list with their meaning.
+    """
+
+    def __init__(self, model):
+        nb, nv = model.njoints + 1, model.nv
+        self.nv = nv
+        self.njoints = model.njoints
+        #: (nj + 1, NDV) per-body vectors (layout.VECTORS)
+        self.dv = np.zeros((nb, L.NDV))
+        #: (nj + 1, NDM, 6, 6) per-body matrices (layout.MATRICES)
+        self.dm = np.zeros((nb, L.NDM, 6, 6))
+        #: (nj + 1, 6, nv) body Jacobians J_i: V_i = J_i v, in frame i (seeds' order)
+        self.Jb = np.zeros((nb, 6, nv))
+        #: (nj + 1, 6, nv) their time derivatives Jd_i
+        self.Jd = np.zeros((nb, 6, nv))
+        #: (nj + 1, 6) reference twists W_i = J_i v_r (Slotine-Li regressor)
+        self.W = np.zeros((nb, 6))
+        #: (nj + 1, 6) their rates J_i a_r + Jd_i v_r + X_i0 (0, -g)
+        self.Wd = np.zeros((nb, 6))
+        #: (nj + 1, 6) body wrenches of the Slotine-Li recursion
+        self.Fw = np.zeros((nb, 6))
+        #: (nj + 1,) bool: joint i's acceleration is prescribed (hybrid dynamics)
+        self.prescribed_body = np.zeros(nb, dtype=np.bool_)
+        #: (nv,) always zero: the zero velocity/acceleration of g(q), M(q) (never written)
+        self.zero_v = np.zeros(nv)
+        #: (nv,) torques of the last forward-dynamics call (all given, returned as a)
+        self.tau_out = np.zeros(nv)
+        #: (1,) int64: the body row at which the last kernel failed (SINGULAR), else 0
+        self.failed_row = np.zeros(1, dtype=np.int64)
+        #: (2,) kinetic and potential energy of the last energies call
+        self.energy = np.zeros(2)
+        #: algorithm-specific buffers of extension modules, created on first use
+        self.extra = {}
+
+    FIELDS = tuple((view, doc) for _, view, _, doc in L.VECTORS) + \
+        tuple((view, doc) for _, view, doc in L.MATRICES)
+
+    def __repr__(self):
+        return f"<Data nv={self.nv} bodies={self.njoints}>"
+
+
+for _name, _view, _width, _doc in L.VECTORS:
+    setattr(Data, _view, _vector_view(_view, getattr(L, _name), _width, _doc))
+for _name, _view, _doc in L.MATRICES:
+    setattr(Data, _view, _matrix_view(getattr(L, _name), _doc))
