@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Benchmark of lie_dynamics_ros against Pinocchio (same calls, same states, one run).
 
-For the bundled 7-DOF arm (``urdf/arm7.urdf``, fixed base) and the Talos humanoid from
-example-robot-data (``talos_reduced.urdf``, floating base, nv = 38) it times
+For the bundled 7-DOF arm (``urdf/arm7.urdf``), the xArm7 and the Centauro quadruped with two
+arms (floating base, nv = 45) from example-robot-data it times
 
     inverse_dynamics  vs pin.rnea
     forward_dynamics  vs pin.aba
     mass_matrix       vs pin.crba
     hybrid_dynamics   (no Pinocchio equivalent: ours only)
     gravity_torques   vs pin.computeGeneralizedGravity
+    1000 states       ours batched (N, nq) call vs pin.rneaInParallel / pin.abaInParallel at
+                      their best thread count (1..cores), per state
 
 with ``timeit`` after a warm-up (numba compilation happens there), and prints the median
 microseconds per call over the repeats and the ratio ours / Pinocchio.  Pinocchio is optional:
@@ -130,6 +132,8 @@ def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
                                       - ldr.mass_matrix(model, q)).max()
 
     rows = []
+    if pin is not None:
+        rows += bench_batched(model, pm, mp, repeat, target_s, rng)
     for name, fn in ours.items():
         if name in theirs:
             pname, pfn = theirs[name]
@@ -141,12 +145,40 @@ def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
     return model, rows, check
 
 
+def bench_batched(model, pm, mp, repeat, target_s, rng, n_states=1000):
+    """Per-state time of 1000 states: our batched call against Pinocchio's ModelPool calls at
+    their best thread count on this machine."""
+    Q = np.array([ldr.random_configuration(model, rng) for _ in range(n_states)])
+    V = rng.uniform(-1.0, 1.0, (n_states, model.nv))
+    A = rng.uniform(-1.0, 1.0, (n_states, model.nv))
+    T = ldr.inverse_dynamics(model, Q, V, A)
+    Qp = np.asfortranarray(np.array([mp.q_to_pin(q) for q in Q]).T)
+    Vp = np.asfortranarray(np.array([mp.v_to_pin(v, q) for q, v in zip(Q, V)]).T)
+    Ap = np.asfortranarray(np.array([mp.a_to_pin(a, q, v) for q, v, a in zip(Q, V, A)]).T)
+    cores = len(os.sched_getaffinity(0))
+    pool = pin.ModelPool(pm, cores)
+    Tp = np.asfortranarray(pin.rneaInParallel(1, pool, Qp, Vp, Ap))
+    out = np.empty_like(Tp)
+    rows = []
+    for name, ours, theirs in (
+            ("batch 1000 ID", lambda: ldr.inverse_dynamics(model, Q, V, A),
+             lambda k: pin.rneaInParallel(k, pool, Qp, Vp, Ap, out)),
+            ("batch 1000 FD", lambda: ldr.forward_dynamics(model, Q, V, T),
+             lambda k: pin.abaInParallel(k, pool, Qp, Vp, Tp, out))):
+        fns = [ours] + [(lambda k=k: theirs(k)) for k in range(1, cores + 1)]
+        times = time_calls(fns, repeat, target_s)
+        best = int(np.argmin(times[1:]))
+        pname = "pin.%sInParallel(%d thr)" % ("rnea" if "ID" in name else "aba", best + 1)
+        rows.append((name + " /state", pname, times[0] / n_states, times[1 + best] / n_states))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=11, help="timeit repeats (median reported)")
     ap.add_argument("--target-ms", type=float, default=10.0, help="duration of one repeat")
-    ap.add_argument("--humanoid", default="talos_data/robots/talos_reduced.urdf",
-                    help="example-robot-data URDF of the floating-base humanoid")
+    ap.add_argument("--big", default="centauro_description/urdf/centauro.urdf",
+                    help="example-robot-data URDF of the 30+-DOF floating-base robot")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -161,7 +193,8 @@ def main(argv=None):
 
     robots = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"), False)]
     if pin is not None:
-        robots.append(("talos", erd(args.humanoid), True))
+        robots.append(("xarm7", erd("xarm_description/urdf/xarm7.urdf"), False))
+        robots.append((os.path.basename(args.big).split(".")[0], erd(args.big), True))
     else:
         print("  (pinocchio not installed: no humanoid from example-robot-data, no reference timings)")
 
@@ -174,14 +207,16 @@ def main(argv=None):
         print("\n%s (%s, %s base, nq %d, nv %d)  [%.1f s incl. warm-up]" % (
             label, os.path.basename(path), "floating" if fb else "fixed", model.nq, model.nv,
             time.perf_counter() - tc))
-        hdr = "%-18s %12s  %-30s %12s %9s" % ("call", "ours [us]", "pinocchio call", "pin [us]", "ours/pin")
+        hdr = "%-24s %12s  %-30s %12s %9s" % ("call", "ours [us]", "pinocchio call", "pin [us]",
+                                             "ours/pin")
         print(hdr)
         print("-" * len(hdr))
         for name, pname, t_ours, t_pin in rows:
             if t_pin is None:
-                print("%-18s %12.2f  %-30s %12s %9s" % (name, t_ours * 1e6, pname, "-", "-"))
+                print("%-24s %12.2f  %-30s %12s %9s" % (name, t_ours * 1e6, pname, "-", "-"))
             else:
-                print("%-18s %12.2f  %-30s %12.2f %9.2f" % (name, t_ours * 1e6, pname, t_pin * 1e6, t_ours / t_pin))
+                print("%-24s %12.2f  %-30s %12.2f %9.2f" % (name, t_ours * 1e6, pname, t_pin * 1e6,
+                                                            t_ours / t_pin))
         if check:
             print("  (same results: max |tau - rnea| %.1e, max |M - crba| %.1e)" % (
                 check["inverse_dynamics"], check["mass_matrix"]))
