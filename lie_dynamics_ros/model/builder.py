@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import joint_types as JT
+from .bounds import MAX_INERTIA, MAX_LENGTH, MAX_MASS, MAX_MIMIC, check_range
 from .model import Model, JointInfo
 from ..errors import URDFError
 from ..lie import se3
@@ -49,32 +50,66 @@ class ModelBuilder:
     def add_link(self, name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None, com_rotation=None):
         """A link with ``mass``, ``com`` in the link frame and the 3x3 ``inertia`` about the COM
         (expressed in axes rotated by ``com_rotation`` from the link frame, as URDF's
-        inertial/origin rpy)."""
+        inertial/origin rpy). Values beyond the bounds of ``model/bounds.py`` are refused."""
+        if not isinstance(name, str) or not name:
+            raise URDFError(f"a link name must be a non-empty string, got {name!r}", str(name))
         if name in self.links:
             raise URDFError(f"duplicate link name {name!r}", name)
-        mass = float(mass)
-        Ic = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
-        com = np.asarray(com, dtype=float)
-        R = np.eye(3) if com_rotation is None else np.asarray(com_rotation, dtype=float)
-        _check_inertia(name, mass, com, Ic, R, self.strict_inertia, self.warn_stacklevel)
+        what = f"link {name!r}"
+        mass = check_range(mass, 0.0, MAX_MASS, f"{what}: mass", name, " kg")
+        Ic = _array(np.zeros((3, 3)) if inertia is None else inertia, (3, 3), f"{what}: inertia", name)
+        com = _array(com, (3,), f"{what}: center of mass", name)
+        R = np.eye(3) if com_rotation is None else _rotation(com_rotation, f"{what}: inertial rotation", name)
+        if np.abs(Ic).max() > MAX_INERTIA:
+            raise URDFError(f"{what}: inertia entry {np.abs(Ic).max():g} kg m^2 is beyond the sane "
+                            f"bound {MAX_INERTIA:g} kg m^2", name)
+        if np.abs(com).max() > MAX_LENGTH:
+            raise URDFError(f"{what}: center of mass {com.tolist()} is beyond the sane bound "
+                            f"{MAX_LENGTH:g} m", name)
+        _check_inertia(name, Ic, self.strict_inertia, self.warn_stacklevel)
         self.links[name] = se3.spatial_inertia(mass, com, Ic, R)
 
     def add_joint(self, name, joint, parent, child, origin=None, mimic=None, lower=-np.inf,
                   upper=np.inf, effort=np.inf, velocity=np.inf):
         """Connect ``child`` to ``parent`` (None = the world). ``origin`` is a 4x4 pose of the
-        joint frame in the parent link frame; ``mimic`` = (master, multiplier, offset)."""
-        T = np.eye(4) if origin is None else np.asarray(origin, dtype=float)
-        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
-            raise URDFError(f"joint {name!r}: origin must be a finite 4x4 pose", name)
+        joint frame in the parent link frame; ``mimic`` = (master, multiplier, offset).
+        ``lower``/``upper`` may be infinite (no limit), never NaN; ``effort``/``velocity`` >= 0
+        (inf = no limit)."""
+        if not isinstance(name, str) or not name:
+            raise URDFError(f"a joint name must be a non-empty string, got {name!r}", str(name))
+        what = f"joint {name!r}"
+        T = _array(np.eye(4) if origin is None else origin, (4, 4), f"{what}: origin", name)
+        _rotation(T[:3, :3], f"{what}: origin", name)
+        if np.any(T[3] != (0.0, 0.0, 0.0, 1.0)):
+            raise URDFError(f"{what}: origin's last row must be (0, 0, 0, 1)", name)
+        if np.abs(T[:3, 3]).max() > MAX_LENGTH:
+            raise URDFError(f"{what}: origin {T[:3, 3].tolist()} is beyond the sane bound {MAX_LENGTH:g} m",
+                            name)
         if isinstance(joint, JT.General):
             if joint.T is None or joint.S is None:
-                raise URDFError(f"joint {name!r}: a General joint needs T and S callables", name)
+                raise URDFError(f"{what}: a General joint needs T and S callables", name)
+            if not isinstance(joint.nq, (int, np.integer)) or joint.nq < 1:
+                raise URDFError(f"{what}: a General joint needs nq >= 1, got {joint.nq!r}", name)
+        elif not isinstance(joint, (JT.Fixed, JT.Revolute, JT.Prismatic, JT.Free, JT.Spherical,
+                                    JT.Planar, JT.Universal)):
+            raise URDFError(f"{what}: {joint!r} is not a joint type of ldr", name)
         else:
-            JT.joint_axes(joint, f"joint {name!r}")      # validates the axis early
-        if mimic is not None and not isinstance(joint, (JT.Revolute, JT.Prismatic)):
-            raise URDFError(f"joint {name!r}: only revolute and prismatic joints can mimic", name)
-        self.joints.append(_Joint(name, joint, parent, child, T, mimic, float(lower),
-                                  float(upper), float(effort), float(velocity)))
+            JT.joint_axes(joint, name)      # validates the axis early
+        if not isinstance(parent, (str, type(None))) or not isinstance(child, str):
+            raise URDFError(f"{what}: parent and child must be link names", name)
+        lim = [_limit(x, f"{what}: {nm} limit", name)
+               for nm, x in (("lower", lower), ("upper", upper), ("effort", effort),
+                             ("velocity", velocity))]
+        if lim[0] > lim[1]:
+            raise URDFError(f"{what}: lower limit {lim[0]:g} is above upper limit {lim[1]:g}", name)
+        for nm, x in (("effort", lim[2]), ("velocity", lim[3])):
+            if x < 0:
+                raise URDFError(f"{what}: {nm} limit must be >= 0, got {x:g}", name)
+        if mimic is not None:
+            if not isinstance(joint, (JT.Revolute, JT.Prismatic)):
+                raise URDFError(f"{what}: only revolute and prismatic joints can mimic", name)
+            mimic = _mimic(mimic, what, name)
+        self.joints.append(_Joint(name, joint, parent, child, T, mimic, *lim))
 
     def build(self):
         if not self.links:
@@ -124,13 +159,52 @@ class ModelBuilder:
         return _assemble(self, root, order, by_child)
 
 
-def _check_inertia(name, mass, com, Ic, R, strict, stacklevel):
-    if not np.isfinite(mass) or mass < 0:
-        raise URDFError(f"link {name!r}: mass must be finite and >= 0, got {mass}", name)
-    if com.shape != (3,) or not np.all(np.isfinite(com)):
-        raise URDFError(f"link {name!r}: center of mass must be 3 finite numbers", name)
-    if Ic.shape != (3, 3) or not np.all(np.isfinite(Ic)) or not np.allclose(Ic, Ic.T):
-        raise URDFError(f"link {name!r}: inertia must be a finite symmetric 3x3 matrix", name)
+def _array(x, shape, what, name):
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise URDFError(f"{what} must be numbers of shape {shape}, got {x!r}", name) from None
+    if a.shape != shape or not np.isfinite(a).all():
+        raise URDFError(f"{what} must be finite numbers of shape {shape}, got {a.tolist()}", name)
+    return a
+
+
+def _rotation(R, what, name):
+    """A proper rotation to 1e-6: a scaled or sheared matrix would silently scale the dynamics."""
+    R = _array(R, (3, 3), what, name)
+    E = R.T @ R
+    E[0, 0] -= 1.0
+    E[1, 1] -= 1.0
+    E[2, 2] -= 1.0
+    if np.abs(E).max() > 1e-6 or np.linalg.det(R) < 0:
+        raise URDFError(f"{what}: the rotation is not orthonormal with det +1 (tolerance 1e-6)", name)
+    return R
+
+
+def _limit(x, what, name):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise URDFError(f"{what} must be a number, got {x!r}", name) from None
+    if np.isnan(x):
+        raise URDFError(f"{what} is NaN", name)
+    return x
+
+
+def _mimic(mimic, what, name):
+    try:
+        master, mult, off = mimic
+    except (TypeError, ValueError):
+        raise URDFError(f"{what}: mimic must be (master, multiplier, offset), got {mimic!r}", name) from None
+    if not isinstance(master, str) or not master:
+        raise URDFError(f"{what}: mimic master must be a joint name, got {master!r}", name)
+    return (master, check_range(mult, -MAX_MIMIC, MAX_MIMIC, f"{what}: mimic multiplier", name),
+            check_range(off, -MAX_MIMIC, MAX_MIMIC, f"{what}: mimic offset", name))
+
+
+def _check_inertia(name, Ic, strict, stacklevel):
+    if np.abs(Ic - Ic.T).max() > 1e-8 * (1.0 + np.abs(Ic).max()):
+        raise URDFError(f"link {name!r}: inertia must be a symmetric 3x3 matrix", name)
     ev = np.linalg.eigvalsh(Ic)
     # rounding in published files leaves tiny negative moments (TIAGo: -3.5e-8 kg m^2)
     tol = max(1e-7, 1e-9 * abs(ev).max())
@@ -143,8 +217,6 @@ def _check_inertia(name, mass, com, Ic, R, strict, stacklevel):
         # physically impossible, yet common in published URDFs: warn, do not refuse
         warnings.warn(f"link {name!r}: principal moments {ev} violate the triangle inequality",
                       stacklevel=stacklevel)
-    if R.shape != (3, 3):
-        raise URDFError(f"link {name!r}: inertial rotation must be 3x3", name)
 
 
 def _assemble(b, root, order, by_child):
@@ -188,6 +260,10 @@ def _assemble(b, root, order, by_child):
                     raise URDFError(f"joint {j.name!r}: mimic cycle {chain + [mj.name]}", j.name)
                 chain.append(mj.name)
                 master, mult, off = mj.mimic[0], mult * mj.mimic[1], mult * mj.mimic[2] + off
+                if max(abs(mult), abs(off)) > MAX_MIMIC:
+                    raise URDFError(f"joint {j.name!r}: the mimic chain {chain + [master]} has "
+                                    f"multiplier {mult:g} and offset {off:g}, beyond the sane "
+                                    f"bound {MAX_MIMIC:g}", j.name)
             mi_ = infos.get(master)
             if mi_ is None or mi_.nv != 1:
                 raise URDFError(f"joint {j.name!r} mimics {master!r}, which is not a moving "

@@ -9,13 +9,17 @@ from ..errors import URDFError
 
 
 def _unit(axis, what):
-    a = np.asarray(axis, dtype=float).reshape(-1)
+    try:
+        a = np.asarray(axis, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        a = np.full(1, np.nan)
     if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise URDFError(f"{what}: axis must be 3 finite numbers, got {axis!r}", what)
-    n = np.linalg.norm(a)
-    if n < 1e-12:
-        raise URDFError(f"{what}: zero joint axis", what)
-    return a / n
+        raise URDFError(f"joint {what!r}: axis must be 3 finite numbers, got {axis!r}", what)
+    s = np.abs(a).max()                  # scaled first: the norm of (1e308, 1e308, 0) overflows
+    if s * np.linalg.norm(a / s if s > 0 else a) < 1e-12:
+        raise URDFError(f"joint {what!r}: zero joint axis", what)
+    a = a / s
+    return a / np.linalg.norm(a)
 
 
 @dataclass(frozen=True)
@@ -83,12 +87,18 @@ class General:
 
 
 def joint_axes(joint, where):
-    """(axis, axis2) unit vectors for the kernel's AX/AX2 columns."""
+    """(axis, axis2) unit vectors for the kernel's AX/AX2 columns (``where``: the joint name)."""
     z = np.zeros(3)
     if isinstance(joint, (Revolute, Prismatic)):
         return _unit(joint.axis, where), z
     if isinstance(joint, Universal):
-        return _unit(joint.axis1, where), _unit(joint.axis2, where)
+        a1, a2 = _unit(joint.axis1, where), _unit(joint.axis2, where)
+        # rotating about a2 keeps a parallel a1 parallel: the joint would have one DOF, M a
+        # zero eigenvalue at every q
+        if np.linalg.norm(np.cross(a1, a2)) < 1e-6:
+            raise URDFError(f"joint {where!r}: the axes of a universal joint must not be parallel",
+                            where)
+        return a1, a2
     if isinstance(joint, Planar):
         n = _unit(joint.normal, where)
         # in-plane e1: the unit vector closest to x that is normal to n

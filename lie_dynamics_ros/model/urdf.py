@@ -1,22 +1,27 @@
-"""URDF -> Model, through urdf_parser_py.
+"""URDF -> Model, read with ElementTree.
 
-Only kinematics and inertia matter for dynamics, so visual, collision, material, transmission,
-gazebo and ros2_control elements are stripped before parsing: a quirky material can never make
-dynamics fail. Every error becomes a URDFError naming the link or joint at fault.
+Only kinematics and inertia matter for dynamics: visual, collision, material, transmission,
+gazebo, ros2_control and unknown elements are never read, so a quirky material can never make
+dynamics fail. Every value that is read is checked there: a number must be finite (and within
+the bounds of ``bounds.py``), an element that may appear once appears at most once. Every error
+is a URDFError naming the link or joint at fault; an element without a name is named by its
+position (``<joint> #3``).
 """
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
 from . import joint_types as JT
+from .bounds import MAX_ANGLE
 from .builder import ModelBuilder
 from ..errors import URDFError
 
-_KEEP_IN_ROBOT = {"link", "joint"}
-_KEEP_IN_LINK = {"inertial"}
-_KEEP_IN_JOINT = {"origin", "parent", "child", "axis", "limit", "mimic", "dynamics"}
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_WITH_AXIS = ("revolute", "continuous", "prismatic", "planar")     # urdfdom reads no other axis
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 def rpy_to_matrix(rpy):
@@ -26,53 +31,6 @@ def rpy_to_matrix(rpy):
     return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
                      [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
                      [-sp, cp * sr, cp * cr]])
-
-
-def _pose(origin, what):
-    T = np.eye(4)
-    if origin is None:
-        return T
-    xyz = np.zeros(3) if origin.xyz is None else np.asarray(origin.xyz, dtype=float)
-    rpy = np.zeros(3) if origin.rpy is None else np.asarray(origin.rpy, dtype=float)
-    if xyz.shape != (3,) or rpy.shape != (3,) or not (np.all(np.isfinite(xyz)) and np.all(np.isfinite(rpy))):
-        raise URDFError(f"{what}: origin must hold 3 finite xyz and 3 finite rpy values", what)
-    T[:3, :3], T[:3, 3] = rpy_to_matrix(rpy), xyz
-    return T
-
-
-def _read_text(source):
-    if isinstance(source, bytes):
-        return source.decode()
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    if not isinstance(source, str):
-        raise URDFError(f"load_urdf expects a path or URDF XML text, got {type(source).__name__}")
-    if source.lstrip().startswith("<"):
-        return source
-    if not os.path.isfile(source):
-        raise URDFError(f"{source!r} is neither URDF XML nor an existing file")
-    with open(source, encoding="utf-8") as f:
-        return f.read()
-
-
-def _sanitize(text):
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as e:
-        raise URDFError(f"not valid XML: {e}") from None
-    if root.tag != "robot":
-        raise URDFError(f"the root element is <{root.tag}>, not <robot>")
-    if root.get("name") is None:          # urdf_parser_py requires it, urdfdom does not
-        root.set("name", "robot")
-    for child in list(root):
-        if child.tag not in _KEEP_IN_ROBOT:
-            root.remove(child)
-            continue
-        keep = _KEEP_IN_LINK if child.tag == "link" else _KEEP_IN_JOINT
-        for sub in list(child):
-            if sub.tag not in keep:
-                child.remove(sub)
-    return root, ET.tostring(root, encoding="unicode")
 
 
 def load_urdf(source, floating_base=False, inertia_check="error"):
@@ -87,89 +45,171 @@ def load_urdf(source, floating_base=False, inertia_check="error"):
     """
     if inertia_check not in ("error", "warn"):
         raise ValueError("inertia_check must be 'error' or 'warn'")
-    from urdf_parser_py import urdf as U
-    from urdf_parser_py.xml_reflection import core
-
-    root, text = _sanitize(_read_text(source))
-    for j in root.findall("joint"):      # checked here: urdf_parser_py reads a bad type as None
-        jt = j.get("type")
-        if jt not in ("revolute", "continuous", "prismatic", "fixed", "floating", "planar"):
-            raise URDFError(f"joint {j.get('name')!r}: unknown joint type {jt!r}", j.get("name"))
-    warnings_seen = []
-    old = core.on_error
-    core.on_error = warnings_seen.append          # urdf_parser_py prints warnings otherwise
-    try:
-        robot = U.URDF.from_xml_string(text)
-    except core.ParseError as e:
-        raise URDFError(f"malformed URDF: {e}", _element_in(str(e))) from None
-    except (AssertionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
-        raise URDFError(f"malformed URDF: {type(e).__name__}: {e}") from None
-    finally:
-        core.on_error = old
-    return _build(robot, floating_base, inertia_check == "error")
-
-
-def _element_in(msg):
-    import re
-    m = re.search(r"(?:joint|link)\[@name='([^']*)'\]", msg)
-    return m.group(1) if m else None
-
-
-def _build(robot, floating_base, strict):
-    b = ModelBuilder(robot.name or "robot", strict_inertia=strict, warn_stacklevel=5)
-    for link in robot.links:
-        name = link.name
-        if name is None:
-            raise URDFError("a <link> has no name")
-        ine = link.inertial
-        if ine is None:
-            b.add_link(name)
-            continue
-        T = _pose(ine.origin, f"link {name!r}")
-        i = ine.inertia
-        if i is None:
-            Ic = np.zeros((3, 3))
-        else:
-            vals = [i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz]
-            if any(x is None for x in vals):
-                raise URDFError(f"link {name!r}: <inertia> needs ixx ixy ixz iyy iyz izz", name)
-            Ic = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]],
-                          dtype=float)
-        mass = 0.0 if ine.mass is None else float(ine.mass)
-        b.add_link(name, mass, T[:3, 3], Ic, T[:3, :3])
-    for j in robot.joints:
-        name = j.name
-        if j.parent is None or j.child is None:
-            raise URDFError(f"joint {name!r}: needs <parent link> and <child link>", name)
-        axis = (1.0, 0.0, 0.0) if j.axis is None else tuple(j.axis)
-        joint = {"revolute": lambda: JT.Revolute(axis), "continuous": lambda: JT.Revolute(axis),
-                 "prismatic": lambda: JT.Prismatic(axis), "fixed": JT.Fixed,
-                 "floating": JT.Free, "planar": lambda: JT.Planar(axis)}[j.type]()
-        lim = j.limit
-        lower = upper = effort = velocity = None
-        if lim is not None and j.type != "fixed":
-            lower, upper, effort, velocity = lim.lower, lim.upper, lim.effort, lim.velocity
-            for nm, val in (("lower", lower), ("upper", upper), ("effort", effort),
-                            ("velocity", velocity)):
-                if val is not None and (math.isnan(val) or (nm in ("effort", "velocity") and val < 0)):
-                    raise URDFError(f"joint {name!r}: invalid limit {nm}={val}", name)
-            if j.type == "continuous":
-                lower = upper = None
-            elif lower is not None and upper is not None and lower == upper == 0.0 and j.type != "prismatic":
-                lower = upper = None               # URDF's "no limits" placeholder on revolutes
-        mimic = None
-        if j.mimic is not None and j.type != "fixed":     # a fixed joint has nothing to mimic
-            if j.mimic.joint is None:
-                raise URDFError(f"joint {name!r}: <mimic> without a joint attribute", name)
-            mimic = (j.mimic.joint, 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier),
-                     0.0 if j.mimic.offset is None else float(j.mimic.offset))
-        inf = float("inf")
-        b.add_joint(name, joint, j.parent, j.child, _pose(j.origin, f"joint {name!r}"), mimic,
-                    -inf if lower is None else lower, inf if upper is None else upper,
-                    inf if not effort else effort, inf if not velocity else velocity)
+    root = _parse(_read_text(source))
+    b = ModelBuilder(root.get("name") or "robot", strict_inertia=inertia_check == "error",
+                     warn_stacklevel=4)
+    for k, el in enumerate(root.findall("link"), start=1):
+        _add_link(b, el, _name(el, "link", k))
+    children = set()
+    for k, el in enumerate(root.findall("joint"), start=1):
+        children.add(_add_joint(b, el, _name(el, "joint", k)))
     if floating_base:
-        children = {j.child for j in robot.joints}
-        roots = [ln.name for ln in robot.links if ln.name not in children]
+        roots = [ln for ln in b.links if ln not in children]
         if len(roots) == 1:
             b.add_joint("root_joint", JT.Free(), None, roots[0])
     return b.build()
+
+
+def _read_text(source):
+    if isinstance(source, bytes):
+        try:
+            return source.decode()
+        except UnicodeDecodeError as e:
+            raise URDFError(f"URDF bytes are not UTF-8: {e}") from None
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise URDFError(f"load_urdf expects a path or URDF XML text, got {type(source).__name__}")
+    if source.lstrip().startswith("<"):
+        return source
+    if not os.path.isfile(source):
+        raise URDFError(f"{source!r} is neither URDF XML nor an existing file")
+    try:
+        with open(source, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise URDFError(f"cannot read {source!r}: {e}") from None
+
+
+def _parse(text):
+    try:
+        root = ET.fromstring(text)
+    except (ET.ParseError, ValueError) as e:
+        raise URDFError(f"not valid XML: {e}") from None
+    if root.tag != "robot":
+        raise URDFError(f"the root element is <{root.tag}>, not <robot>")
+    return root
+
+
+def _name(el, tag, k):
+    name = el.get("name")
+    if not name:
+        raise URDFError(f"<{tag}> #{k} has no name", f"<{tag}> #{k}")
+    return name
+
+
+class _Where:
+    """The element being read, for error messages: ``link 'base'``, ``joint 'elbow'``."""
+
+    def __init__(self, tag, name):
+        self.name, self.text = name, f"{tag} {name!r}"
+
+    def error(self, msg):
+        return URDFError(f"{self.text}: {msg}", self.name)
+
+    def only(self, parent, tag):
+        """The one <tag> child of ``parent``, or None; two of them are ambiguous."""
+        found = parent.findall(tag)
+        if len(found) > 1:
+            raise self.error(f"{len(found)} <{tag}> elements where at most one is allowed")
+        return found[0] if found else None
+
+    def number(self, el, attr, default=None):
+        raw = el.get(attr)
+        if raw is None:
+            if default is None:
+                raise self.error(f"<{el.tag}> needs the attribute {attr}")
+            return default
+        s = raw.strip()
+        x = float(s) if _NUMBER.fullmatch(s) else math.nan
+        if not math.isfinite(x):
+            raise self.error(f'<{el.tag} {attr}="{raw}">: not a finite number')
+        return x
+
+    def vector(self, el, attr, default):
+        raw = el.get(attr)
+        if raw is None:
+            if default is None:
+                raise self.error(f"<{el.tag}> needs the attribute {attr}")
+            return default
+        parts = raw.split()
+        xs = [float(s) if _NUMBER.fullmatch(s) else math.nan for s in parts]
+        if len(xs) != 3 or not all(map(math.isfinite, xs)):
+            raise self.error(f'<{el.tag} {attr}="{raw}">: needs 3 finite numbers')
+        return xs
+
+    def pose(self, el):
+        """4x4 pose of an <origin> element (identity when absent)."""
+        T = np.eye(4)
+        if el is None:
+            return T
+        xyz = self.vector(el, "xyz", (0.0, 0.0, 0.0))
+        rpy = self.vector(el, "rpy", (0.0, 0.0, 0.0))
+        if max(map(abs, rpy)) > MAX_ANGLE:
+            raise self.error(f'<origin rpy="{el.get("rpy")}">: angles beyond the sane bound '
+                             f"{MAX_ANGLE:g} rad")
+        T[:3, :3], T[:3, 3] = rpy_to_matrix(rpy), xyz
+        return T
+
+
+def _add_link(b, el, name):
+    w = _Where("link", name)
+    ine = w.only(el, "inertial")
+    if ine is None:
+        b.add_link(name)
+        return
+    T = w.pose(w.only(ine, "origin"))
+    mass_el, inertia_el = w.only(ine, "mass"), w.only(ine, "inertia")
+    mass = 0.0 if mass_el is None else w.number(mass_el, "value")
+    if inertia_el is None:
+        Ic = np.zeros((3, 3))
+    else:
+        xx, xy, xz, yy, yz, zz = (w.number(inertia_el, a)
+                                  for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+        Ic = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    b.add_link(name, mass, T[:3, 3], Ic, T[:3, :3])
+
+
+def _add_joint(b, el, name):
+    """Adds the joint; returns its child link."""
+    w = _Where("joint", name)
+    jtype = el.get("type")
+    if jtype not in _JOINT_TYPES:
+        raise w.error(f"unknown joint type {jtype!r} (URDF knows {', '.join(_JOINT_TYPES)})")
+    parent, child = (_link_of(w, el, end) for end in ("parent", "child"))
+    origin = w.pose(w.only(el, "origin"))
+    axis = (1.0, 0.0, 0.0)
+    if jtype in _WITH_AXIS:
+        ax = w.only(el, "axis")
+        if ax is not None:
+            axis = tuple(w.vector(ax, "xyz", None))
+    joint = {"revolute": lambda: JT.Revolute(axis), "continuous": lambda: JT.Revolute(axis),
+             "prismatic": lambda: JT.Prismatic(axis), "fixed": JT.Fixed,
+             "floating": JT.Free, "planar": lambda: JT.Planar(axis)}[jtype]()
+    inf = math.inf
+    lower, upper, effort, velocity = -inf, inf, inf, inf
+    lim = w.only(el, "limit") if jtype != "fixed" else None
+    if lim is not None:
+        lower, upper = w.number(lim, "lower", -inf), w.number(lim, "upper", inf)
+        effort, velocity = w.number(lim, "effort", inf), w.number(lim, "velocity", inf)
+        for attr, x in (("effort", effort), ("velocity", velocity)):
+            if x < 0:
+                raise w.error(f'<limit {attr}="{lim.get(attr)}">: must be >= 0')
+        effort, velocity = effort or inf, velocity or inf        # 0: URDF's "not given"
+        if jtype == "continuous" or (lower == upper == 0.0 and jtype != "prismatic"):
+            lower, upper = -inf, inf           # URDF's "no limits" placeholder on revolutes
+    mimic = None
+    mim = w.only(el, "mimic") if jtype != "fixed" else None     # a fixed joint mimics nothing
+    if mim is not None:
+        if not mim.get("joint"):
+            raise w.error("<mimic> without a joint attribute")
+        mimic = (mim.get("joint"), w.number(mim, "multiplier", 1.0), w.number(mim, "offset", 0.0))
+    b.add_joint(name, joint, parent, child, origin, mimic, lower, upper, effort, velocity)
+    return child
+
+
+def _link_of(w, el, end):
+    e = w.only(el, end)
+    if e is None or not e.get("link"):
+        raise w.error(f'needs <{end} link="..."/>')
+    return e.get("link")
