@@ -32,3 +32,18 @@ __all__ = [
     "regressor", "inertial_parameters", "mass_matrix_derivative", "slotine_li_torques",
     "coriolis_matrix_ploen", "parameter_names", "control",
 ]
+
+# closed kinematic loops (Kim 2012, section 3; docs/loops.md). load_urdf here is a superset of
+# model.urdf.load_urdf: it also reads <loop_joint> elements and the ``loops`` argument.
+from .model.loops import LoopClosure, attach_loops, load_loops_yaml
+from .model.loading import load_urdf  # noqa: F811
+from .model.sdf import load_sdf
+from .algorithms.constrained import (constraint_residual, constraint_jacobian, constraint_bias,
+                                     assemble, constrained_forward_dynamics,
+                                     constrained_inverse_dynamics, constrained_hybrid_dynamics,
+                                     project, simulate_constrained)
+
+__all__ += ["LoopClosure", "attach_loops", "load_loops_yaml", "load_sdf", "constraint_residual",
+            "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
+            "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
+            "simulate_constrained"]
