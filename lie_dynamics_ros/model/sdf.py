@@ -78,7 +78,8 @@ def _floats(text, n, what, el_name):
 class _Scope:
     """Poses of the named frames of one model (links, joints, frames, nested models)."""
 
-    def __init__(self):
+    def __init__(self, model_pose=None):
+        self.model_pose = np.eye(4) if model_pose is None else model_pose
         self.raw = {}        # name -> (pose element or None, default relative_to, kind)
         self.world = {}      # name -> 4x4 pose in the top model frame
         self.busy = set()
@@ -90,7 +91,7 @@ class _Scope:
 
     def pose(self, name, who):
         if name in ("__model__", ""):
-            return np.eye(4)
+            return self.model_pose
         if name == "world":
             return np.eye(4)
         if name in self.world:
@@ -134,7 +135,7 @@ def _read(source):
         raise SDFError(f"not valid XML: {e}") from None
 
 
-def _collect(model_el, prefix, scope, links, joints, parent_model):
+def _collect(model_el, prefix, scope, links, joints):
     """Register the frames of ``model_el`` (names scoped by ``prefix``)."""
     name = model_el.get("name")
     for tag in ("include",):
@@ -144,9 +145,10 @@ def _collect(model_el, prefix, scope, links, joints, parent_model):
     if st is not None and (st.text or "").strip() in ("true", "1"):
         raise SDFError(f"model {name!r}: a static model has no dynamics", name)
 
-    def scoped(n):
-        return n if n in ("world", "__model__") else prefix + n
     model_frame = prefix[:-2] if prefix else "__model__"
+
+    def scoped(n):
+        return n if n == "world" else model_frame if n == "__model__" else prefix + n
     for el in model_el:
         n = el.get("name")
         if el.tag in ("link", "joint", "frame", "model") and not n:
@@ -155,14 +157,14 @@ def _collect(model_el, prefix, scope, links, joints, parent_model):
             scope.add(prefix + n, el.find("pose"), model_frame, "link")
             links.append((prefix + n, el))
         elif el.tag == "frame":
-            scope.add(prefix + n, el.find("pose"), scoped(el.get("attached_to") or "__model__")
-                      if el.get("attached_to") else model_frame, "frame")
+            scope.add(prefix + n, el.find("pose"), scoped(el.get("attached_to") or "__model__"),
+                      "frame")
         elif el.tag == "model":
             pe = el.find("pose")
             scope.add(prefix + n, pe, model_frame, "model")
             if pe is not None and pe.get("relative_to"):
                 pe.set("relative_to", scoped(pe.get("relative_to")))
-            _collect(el, prefix + n + "::", scope, links, joints, prefix + n)
+            _collect(el, prefix + n + "::", scope, links, joints)
         elif el.tag == "joint":
             joints.append((prefix + n, el, prefix))
     # relative_to names are scoped to the model that holds them
@@ -189,8 +191,15 @@ def load_sdf(source, floating_base=False, model=None):
         raise SDFError("no <model> found" + (f" named {model!r}" if model else ""), model)
     top = models[0]
     name = top.get("name") or "model"
-    scope, links, joints = _Scope(), [], []
-    _collect(top, "", scope, links, joints, None)
+    mp = np.eye(4)
+    pe = top.find("pose")
+    if pe is not None:                     # the top model's pose in the world (gravity's frame)
+        if pe.get("relative_to") not in (None, "", "world"):
+            raise SDFError(f"model {name!r}: <pose relative_to> must be the world", name)
+        v = _floats(pe.text, 6, f"<pose> of model {name!r}", name)
+        mp[:3, :3], mp[:3, 3] = _rpy(*v[3:]), v[:3]
+    scope, links, joints = _Scope(mp), [], []
+    _collect(top, "", scope, links, joints)
     if not links:
         raise SDFError(f"model {name!r} has no links", name)
     link_names = {ln for ln, _ in links}
