@@ -67,7 +67,7 @@ def test_bundled_sdf_equals_urdf_with_loop_joints():
         for a, b in zip(ms.loops, mu.loops):
             assert (a.name, a.kind, a.link_a, a.link_b) == (b.name, b.kind, b.link_a, b.link_b)
             assert np.allclose(a.T_a, b.T_a, atol=1e-15) and np.allclose(a.T_b, b.T_b, atol=1e-15)
-            assert np.allclose(a.axis, b.axis, atol=1e-15)
+            assert a.kind == "weld" or np.allclose(a.axis, b.axis, atol=1e-15)
         q = ldr.assemble(mu, 0.05 * np.random.default_rng(0).standard_normal(mu.nq))
         assert np.allclose(ldr.mass_matrix(ms, q), ldr.mass_matrix(mu, q), atol=1e-14)
         assert np.allclose(ldr.constraint_residual(ms, q), ldr.constraint_residual(mu, q),
