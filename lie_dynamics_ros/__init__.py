@@ -41,9 +41,10 @@ from .model.sdf import load_sdf
 from .algorithms.constrained import (constraint_residual, constraint_jacobian, constraint_bias,
                                      assemble, constrained_forward_dynamics,
                                      constrained_inverse_dynamics, constrained_hybrid_dynamics,
-                                     project, simulate_constrained)
+                                     project, simulate_constrained,
+                                     make_constrained_stepper)
 
 __all__ += ["LoopClosure", "attach_loops", "load_loops_yaml", "load_sdf", "constraint_residual",
             "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
             "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
-            "simulate_constrained"]
+            "simulate_constrained", "make_constrained_stepper"]

@@ -389,35 +389,46 @@ def project(model, q, v, tol=1e-12, max_iter=10):
     return q, v
 
 
+def make_constrained_stepper(model, method="rkmk4", projection=True, baumgarte=None):
+    """One fixed step at a time for loops that own the clock (the simulator node), like
+    ``integrators.simulate.make_stepper``: ``step(q, v, dt, tau=None, t=0.0) -> (q, v)`` with
+    constrained forward dynamics at every stage and ``project`` after the step."""
+    from ..integrators.simulate import make_stepper
+    base = make_stepper(model, method)
+    zero = np.zeros(model.nv)
+
+    def step(q, v, dt, tau=None, t=0.0):
+        tau_f = (lambda t_, q_, v_: zero) if tau is None else (
+            tau if callable(tau) else (lambda t_, q_, v_, _t=_v(model, tau, "tau"): _t))
+
+        def accel(t_, q_, v_):
+            return constrained_forward_dynamics(model, q_, v_, tau_f(t_, q_, v_),
+                                                baumgarte=baumgarte)[0]
+        q, v = base(q, v, dt, t=t, accel=accel)
+        return project(model, q, v) if projection else (q, v)
+    return step
+
+
 def simulate_constrained(model, q0, v0, duration, dt, method="rkmk4", tau=None, projection=True,
                          baumgarte=None, callback=None):
     """Integrate constrained forward dynamics with a fixed step (any fixed-step method of
     ``ldr.simulate``), then ``project`` (q, v) back onto the constraint manifold after every
     step when ``projection`` is True. ``baumgarte=(alpha, beta)`` adds Baumgarte stabilisation
-    to the acceleration constraint. (q0, v0) are projected first. Returns a SimulationResult.
+    to the acceleration constraint. (q0, v0) are projected first. ``callback(t, q, v)`` after
+    every step; returning True stops. Returns a SimulationResult.
     """
-    from ..integrators.simulate import SimulationResult, make_stepper
-    n = int(round(duration / dt))
-    if n < 1 or not np.isfinite(dt) or dt <= 0:
+    from ..integrators.simulate import SimulationResult
+    n = int(round(duration / dt)) if np.isfinite(dt) and dt > 0 else 0
+    if n < 1:
         raise InputError("duration and dt must give at least one step of positive length")
-    step = make_stepper(model, method)
-    zero = np.zeros(model.nv)
-    tau_f = (lambda t, q, v: zero) if tau is None else (
-        tau if callable(tau) else (lambda t, q, v, _t=_v(model, tau, "tau"): _t))
-    nfev = [0]
-
-    def accel(t, q, v):
-        nfev[0] += 1
-        return constrained_forward_dynamics(model, q, v, tau_f(t, q, v), baumgarte=baumgarte)[0]
+    step = make_constrained_stepper(model, method, projection, baumgarte)
     q, v = project(model, q0, v0)
     T, Q, V = [0.0], [q], [v]
     for i in range(1, n + 1):
-        q, v = step(q, v, dt, t=(i - 1) * dt, accel=accel)
-        if projection:
-            q, v = project(model, q, v)
+        q, v = step(q, v, dt, tau, (i - 1) * dt)
         T.append(i * dt)
         Q.append(q)
         V.append(v)
         if callback is not None and callback(i * dt, q, v):
             break
-    return SimulationResult(np.array(T), np.array(Q), np.array(V), nfev=nfev[0], method=method)
+    return SimulationResult(np.array(T), np.array(Q), np.array(V), method=method)
