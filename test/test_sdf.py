@@ -151,3 +151,13 @@ def test_ball_joint_becomes_the_closure():
     assert m.joint_names == ["ac", "cb"]
     assert [(lp.name, lp.kind) for lp in m.loops] == [("ab", "spherical")]
     assert np.max(np.abs(ldr.constraint_residual(m, np.zeros(2)))) < 1e-15
+
+
+def test_world_wrapper_and_floating_base():
+    text = four_bar_sdf().replace('<sdf version="1.9">', '<sdf version="1.9"><world name="w">')
+    text = text.replace("</sdf>", "</world></sdf>").replace(
+        '<joint name="world_weld" type="fixed"><parent>world</parent><child>ground</child></joint>', "")
+    m = ldr.load_sdf(text, floating_base=True)
+    assert m.joint_names[0] == "root_joint" and (m.nq, m.nv) == (10, 9)
+    q = ldr.assemble(m, ldr.integrate(m, ldr.neutral_configuration(m), 0.05 * np.ones(9)))
+    assert np.max(np.abs(ldr.constraint_residual(m, q))) <= 1e-12
