@@ -14,9 +14,8 @@ def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
     text (docs/loops.md). Closures in the URDF's ``<loop_joint>`` elements are always read; the
     model gets ``model.loops`` and ``model.nc`` (0 without closures).
     """
-    text = _urdf._read_text(source)
-    model = _urdf.load_urdf(text, floating_base=floating_base, inertia_check=inertia_check)
-    found = list(parse_urdf_loops(_root(text)))
+    model = _urdf.load_urdf(source, floating_base=floating_base, inertia_check=inertia_check)
+    found = list(parse_urdf_loops(_root(source)))
     if loops is not None:
         if isinstance(loops, (str, os.PathLike)):
             found += load_loops_yaml(loops)
@@ -29,6 +28,12 @@ def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
         raise URDFError(str(e), name) from None
 
 
-def _root(text):
+def _root(source):
+    """The <robot> element of a source that model.urdf.load_urdf has accepted."""
     import xml.etree.ElementTree as ET
-    return ET.fromstring(text)
+    if isinstance(source, bytes):
+        source = source.decode()
+    source = os.fspath(source)
+    if source.lstrip().startswith("<"):
+        return ET.fromstring(source)
+    return ET.parse(source).getroot()

@@ -242,7 +242,7 @@ def delta():
         m.joint(f"wrist_{k}_a", "revolute", f"forearm_{k}", f"wrist_{k}", w)
         if k == 1:
             W1 = W
-            m.link("platform", W, 0.3, inertia=np.diag([4e-4, 4e-4, 7e-4]))
+            # the platform's frame sits at wrist 1, its centre of mass at the platform centre
             m.links["platform"] = (W, 0.3, np.array([0, 0, -h]) - W, np.diag([4e-4, 4e-4, 7e-4]))
             m.joint("wrist_1_b", "revolute", "wrist_1", "platform", s)
         else:
