@@ -42,9 +42,9 @@ from .algorithms.constrained import (constraint_residual, constraint_jacobian, c
                                      assemble, constrained_forward_dynamics,
                                      constrained_inverse_dynamics, constrained_hybrid_dynamics,
                                      project, simulate_constrained,
-                                     make_constrained_stepper)
+                                     make_constrained_stepper, complete_motion)
 
 __all__ += ["LoopClosure", "attach_loops", "load_loops_yaml", "load_sdf", "constraint_residual",
             "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
             "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
-            "simulate_constrained", "make_constrained_stepper"]
+            "simulate_constrained", "make_constrained_stepper", "complete_motion"]

@@ -238,3 +238,23 @@ def test_models_without_loops_refuse_constrained_calls():
     assert m.nc == 0 and m.loops == ()
     with pytest.raises(ldr.InputError, match="no loop closures"):
         ldr.constraint_residual(m, np.zeros(3))
+
+
+def test_complete_motion_from_the_actuated_joints():
+    """The delta's shoulders determine the rest: the completed motion satisfies the closures,
+    and constrained inverse dynamics on it gives torques that forward dynamics turns back into
+    the same motion."""
+    m = load("delta")
+    rng = np.random.default_rng(9)
+    q_ref, v_ref = consistent_state(m, rng)
+    a_ref, _ = ldr.constrained_forward_dynamics(m, q_ref, v_ref, rng.standard_normal(m.nv))
+    act = ["shoulder_1", "shoulder_2", "shoulder_3"]
+    cols = [m.joint_v_index[m.joint_names.index(n)] for n in act]
+    noise = 0.02 * rng.standard_normal(m.nv)
+    noise[cols] = 0.0
+    q, v, a = ldr.complete_motion(m, q_ref + noise, np.where(np.isin(np.arange(m.nv), cols), v_ref, 0),
+                                  np.where(np.isin(np.arange(m.nv), cols), a_ref, 0), act)
+    assert np.max(np.abs(q - q_ref)) < 1e-9 and np.max(np.abs(v - v_ref)) < 1e-9
+    assert np.max(np.abs(a - a_ref)) < 1e-8
+    with pytest.raises(ldr.InputError, match="do not determine"):
+        ldr.complete_motion(m, q_ref, v_ref, a_ref, act[:2])

@@ -432,3 +432,25 @@ def simulate_constrained(model, q0, v0, duration, dt, method="rkmk4", tau=None, 
         if callback is not None and callback(i * dt, q, v):
             break
     return SimulationResult(np.array(T), np.array(Q), np.array(V), method=method)
+
+
+def complete_motion(model, q, v, a, known):
+    """(q, v, a) of the whole mechanism from the values on the ``known`` joints (e.g. the
+    actuated ones, as a trajectory gives them): q by ``assemble`` with ``known`` locked, then the
+    other velocities from A v = 0 and accelerations from A a + Adot v = 0 (least squares, so
+    redundant closure rows are fine). InputError when the known joints do not determine the
+    others (the closure rows leave a passive direction free).
+    """
+    q = assemble(model, q, locked=known)
+    v, a = _v(model, v).copy(), _v(model, a, "a").copy()
+    ik = _columns(model, known, "known")
+    ip = np.setdiff1d(np.arange(model.nv), ik)
+    A = constraint_jacobian(model, q)
+    Ap = A[:, ip]
+    if ip.size and np.linalg.matrix_rank(Ap, tol=RANK_RTOL * max(1.0, np.abs(A).max())) < ip.size:
+        raise InputError(f"joints {list(known)} do not determine the others: the closures leave "
+                         f"{ip.size - np.linalg.matrix_rank(Ap)} passive direction(s) free")
+    v[ip] = np.linalg.lstsq(Ap, -A[:, ik] @ v[ik], rcond=None)[0]
+    b = constraint_bias(model, q, v)
+    a[ip] = np.linalg.lstsq(Ap, -A[:, ik] @ a[ik] - b, rcond=None)[0]
+    return q, v, a
