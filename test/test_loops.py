@@ -258,3 +258,26 @@ def test_complete_motion_from_the_actuated_joints():
     assert np.max(np.abs(a - a_ref)) < 1e-8
     with pytest.raises(ldr.InputError, match="do not determine"):
         ldr.complete_motion(m, q_ref, v_ref, a_ref, act[:2])
+
+
+def test_external_wrench_enters_as_joint_torques():
+    """f_ext on a link acts as tau = J^T f (J the body Jacobian of that link) in all three
+    constrained algorithms."""
+    m = load("delta")
+    rng = np.random.default_rng(10)
+    q, v = consistent_state(m, rng)
+    w = rng.standard_normal(6)
+    tau_w = ldr.body_jacobian(m, q, "platform").T @ w
+    tau = rng.standard_normal(m.nv)
+    a1, l1 = ldr.constrained_forward_dynamics(m, q, v, tau, f_ext={"platform": w})
+    a2, l2 = ldr.constrained_forward_dynamics(m, q, v, tau + tau_w)
+    assert np.allclose(a1, a2, atol=1e-9) and np.allclose(l1, l2, atol=1e-8)
+    act = ["shoulder_1", "shoulder_2", "shoulder_3"]
+    t1, _ = ldr.constrained_inverse_dynamics(m, q, v, a1, act, f_ext={"platform": w})
+    a3, _ = ldr.constrained_forward_dynamics(m, q, v, t1, f_ext={"platform": w})
+    assert np.allclose(a3, a1, atol=1e-8)
+    mask = np.zeros(m.nv, dtype=bool)
+    mask[[m.joint_v_index[m.joint_names.index(n)] for n in act]] = True
+    a4, t4, _ = ldr.constrained_hybrid_dynamics(m, q, v, np.where(mask, a1, 0), np.where(mask, 0, tau),
+                                               mask, f_ext={"platform": w})
+    assert np.allclose(a4, a1, atol=1e-8)
