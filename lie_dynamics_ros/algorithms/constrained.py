@@ -14,20 +14,24 @@ A is allowed to be rank deficient (a planar four-bar closed by a 3D revolute clo
 of rank 2). Every algorithm first reduces A to ``Abar = U_r^T A`` with the r left singular vectors
 of non-zero singular values; ``lam = U_r lam_bar`` is then the minimum-norm multiplier.
 
-Everything here is written on the public tree algorithms (frame poses, frame Jacobians, RNEA,
-ABA, hybrid dynamics), so it follows whatever the kernels do. M^-1 A^T is built from r runs of
-ABA on (q, 0, g(q) + A_i^T), the "simplified ABA" of Kim after eq. 67 (b dropped); M^-1 is never
-formed.
+One kernel run per call gives every body's pose, J_i and Jd_i (A and Adot v follow from them);
+RNEA, ABA and hybrid dynamics run as usual, and M^-1 A^T comes from r "simplified" ABA sweeps of
+Kim (after eq. 67: b dropped, tau = column i of A^T) on the articulated inertias that the ABA
+just computed (``kernels/constraints.py``); M^-1 is never formed. Each public function takes
+``data=`` like the tree algorithms (the closures' work buffers live in ``data.extra["loops"]``).
 """
 import numpy as np
 from scipy.linalg import null_space
 
+from ..conventions import rows_to_public
 from ..errors import InputError
-from ..lie import so3
+from ..kernels import constraints as KC
+from ..kernels import dynamics as K
+from ..lie import se3, so3
 from ..model.loops import loop_tables, perpendicular_pair
+from ._inputs import check, data_for, prepare
 from .configuration import integrate
-from .dynamics import forward_dynamics, gravity_torques, hybrid_dynamics, inverse_dynamics
-from .kinematics import body_jacobian, frame_pose
+from .dynamics import forward_dynamics, hybrid_dynamics, inverse_dynamics
 
 #: singular values of A below RANK_RTOL * max(1, s_max) count as zero
 RANK_RTOL = 1e-9
@@ -67,40 +71,30 @@ def _inv(T):
     return Ti
 
 
-# -- frame kinematics on the public API ---------------------------------------------------
+# -- closure frames from one kinematics run on a Data ------------------------------------
 class _Frames:
-    """Pose, body Jacobian and Jdot v of link frames at one (q, v), computed once per link."""
+    """World pose, body Jacobian and Jdot v (public rows) of the closure frames at (q, v): one
+    kernel run fills every body's pose, J_i and Jd_i in the Data, then each frame F = body *
+    T_off is read off (J_F = Ad_{T_off^-1} J_i, constant offset)."""
 
-    def __init__(self, model, q, v=None):
-        self.model, self.q, self.v = model, q, v
-        self._cache = {}
-        if v is not None:
-            ends = np.empty(model.nv, dtype=np.int64)     # last column of each column's joint
-            for vi, nv in zip(model.joint_v_index, model.joint_nv):
-                ends[vi:vi + nv] = vi + nv - 1
-            self._ends = ends
-
-    def link(self, name):
-        c = self._cache.get(name)
-        if c is None:
-            T = frame_pose(self.model, self.q, name)
-            J = body_jacobian(self.model, self.q, name)
-            Jdv = None
-            if self.v is not None:
-                # world-frame columns move with their child body: d/dt Js_k = ad(Vs_k) Js_k,
-                # Vs_k the world twist of the body that joint k moves (ancestors' columns, which
-                # are the only non-zero ones, up to the end of joint k)
-                Js = _Ad(T) @ J
-                W = np.cumsum(Js * self.v, axis=1)[:, self._ends]
-                Jdv = _Ad(_inv(T)) @ (_ad_apply(W, Js) @ self.v)
-            c = self._cache[name] = (T, J, Jdv)
-        return c
+    def __init__(self, model, d, q, v=None):
+        vv = d.zero_v if v is None else v
+        kin = prepare(model, d, q, vv) if model.has_general else True
+        check(model, K.jacobian_kinematics(model.mi, model.mc, model.mI, d.dv, d.dm, q, vv,
+                                           d.Jb, d.Jd, kin), d, q=q, v=vv)
+        K.world_poses(model.mi, d.dv)
+        self.d, self.v = d, v
 
     def frame(self, side):
-        """(T, J, Jdot v) of F = link * side.T."""
-        T, J, Jdv = self.link(side.frame)
-        X = _Ad(_inv(side.T))
-        return T @ side.T, X @ J, None if Jdv is None else X @ Jdv
+        """(T, J, Jdot v) of the side's frame, J and Jdot v in public (linear, angular) rows."""
+        d, r = self.d, side.row
+        T = np.eye(4)
+        T[:3, :3] = d.world_rotation[r].reshape(3, 3)
+        T[:3, 3] = d.world_translation[r]
+        X = se3.Ad_inv(side.T)
+        J = rows_to_public(X @ d.Jb[r])
+        Jdv = None if self.v is None else rows_to_public((X @ (d.Jd[r] @ self.v))[:, None])[:, 0]
+        return T @ side.T, J, Jdv
 
 
 def _residual_block(lp, T_a, T_b):
@@ -133,7 +127,7 @@ def _v(model, v, name="v"):
     return v
 
 
-def constraint_residual(model, q):
+def constraint_residual(model, q, data=None):
     """(nc,) closure errors, zero when the mechanism is assembled.
 
     Per closure: position of F_b's origin relative to F_a in F_b (3), then for ``weld`` the
@@ -142,16 +136,16 @@ def constraint_residual(model, q):
     Near the assembly the derivative of each row equals the matching row of A.
     """
     t = loop_tables(model)
-    fr = _Frames(model, _q(model, q))
+    fr = _Frames(model, data_for(model, data), _q(model, q))
     out = np.empty(t.nc)
     for lp, (sa, sb), o in zip(t.loops, t.sides, t.offsets):
         out[o:o + lp.nc] = _residual_block(lp, fr.frame(sa)[0], fr.frame(sb)[0])
     return out
 
 
-def _jacobian_and_bias(model, q, v=None):
+def _jacobian_and_bias(model, d, q, v=None):
     t = loop_tables(model)
-    fr = _Frames(model, q, v)
+    fr = _Frames(model, d, q, v)
     A = np.empty((t.nc, model.nv))
     bias = None if v is None else np.empty(t.nc)
     for lp, (sa, sb), P, o in zip(t.loops, t.sides, t.P, t.offsets):
@@ -166,14 +160,14 @@ def _jacobian_and_bias(model, q, v=None):
     return A, bias
 
 
-def constraint_jacobian(model, q):
+def constraint_jacobian(model, q, data=None):
     """A (nc, nv): A v is the selected relative twist of F_b w.r.t. F_a, in F_b."""
-    return _jacobian_and_bias(model, _q(model, q))[0]
+    return _jacobian_and_bias(model, data_for(model, data), _q(model, q))[0]
 
 
-def constraint_bias(model, q, v):
+def constraint_bias(model, q, v, data=None):
     """Adot v (nc,): A qdd + Adot v is the selected relative acceleration of the closure."""
-    return _jacobian_and_bias(model, _q(model, q), _v(model, v))[1]
+    return _jacobian_and_bias(model, data_for(model, data), _q(model, q), _v(model, v))[1]
 
 
 # -- rank reduction and M^-1 A^T ------------------------------------------------------------
@@ -186,22 +180,27 @@ def _reduce(A):
     return U[:, :r], s[:r, None] * Vt[:r]
 
 
-def _minv_cols(model, q, B, g=None):
-    """M^-1 B for B (nv, k), by k ABA runs with zero velocity on tau = g(q) + B_i."""
-    g = gravity_torques(model, q) if g is None else g
-    zero = np.zeros(model.nv)
-    return np.column_stack([forward_dynamics(model, q, zero, g + B[:, i])
-                            for i in range(B.shape[1])]) if B.shape[1] else np.zeros((model.nv, 0))
+def _columns_run(model, d, B):
+    """(Y, Tu) of ``kernels.constraints.articulated_columns`` for B (nv, k), on the
+    articulated inertias that the last aba/hybrid call left in ``d`` (same q)."""
+    w = d.extra.get("loops")
+    if w is None:
+        nb = model.njoints + 1
+        w = d.extra["loops"] = (np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6)))
+    B = np.ascontiguousarray(B)
+    Y, Tu = np.empty_like(B), np.empty_like(B)
+    KC.articulated_columns(model.mi, d.dv, d.dm, d.prescribed_body, B, Y, Tu, *w)
+    return Y, Tu
 
 
-def _baumgarte_rhs(model, q, v, A, baumgarte):
+def _baumgarte_rhs(model, d, q, v, A, baumgarte):
     if baumgarte is None:
         return 0.0
     alpha, beta = baumgarte
-    return 2.0 * alpha * (A @ v) + beta * beta * constraint_residual(model, q)
+    return 2.0 * alpha * (A @ v) + beta * beta * constraint_residual(model, q, data=d)
 
 
-def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None):
+def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None, data=None):
     """(qdd, lam) of the closed-loop mechanism, Kim (67)-(69).
 
     qdd_r = ABA(q, v, tau); Y = M^-1 Abar^T by simplified ABA runs;
@@ -210,14 +209,16 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None):
     constraint (off by default; ``simulate_constrained`` projects instead).
     """
     q, v, tau = _q(model, q), _v(model, v), _v(model, tau, "tau")
-    a_r = forward_dynamics(model, q, v, tau, f_ext)
-    A, bias = _jacobian_and_bias(model, q, v)
+    d = data_for(model, data)
+    A, bias = _jacobian_and_bias(model, d, q, v)
+    extra = _baumgarte_rhs(model, d, q, v, A, baumgarte)
+    a_r = forward_dynamics(model, q, v, tau, f_ext, data=d)
     U, Ab = _reduce(A)
     if Ab.shape[0] == 0:
         return a_r, np.zeros(A.shape[0])
-    Y = _minv_cols(model, q, Ab.T)
+    Y = _columns_run(model, d, Ab.T)[0]              # M^-1 Abar^T (right after the ABA)
     G = Ab @ Y
-    rhs = Ab @ a_r + U.T @ (bias + _baumgarte_rhs(model, q, v, A, baumgarte))
+    rhs = Ab @ a_r + U.T @ (bias + extra)
     lam_bar = -np.linalg.solve(G, rhs)
     return a_r + Y @ lam_bar, U @ lam_bar
 
@@ -239,7 +240,7 @@ def _tol(*xs):
     return 1e-8 * (1.0 + max(float(np.max(np.abs(x))) if np.size(x) else 0.0 for x in xs))
 
 
-def constrained_inverse_dynamics(model, q, v, a, actuated, f_ext=None):
+def constrained_inverse_dynamics(model, q, v, a, actuated, f_ext=None, data=None):
     """(tau, lam) that produce the motion (q, v, a) with only ``actuated`` joints driven,
     Kim (56)-(66). ``tau`` is zero on passive joints.
 
@@ -252,8 +253,9 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, f_ext=None):
     q, v, a = _q(model, q), _v(model, v), _v(model, a, "a")
     ia = _columns(model, actuated, "actuated")
     ip = np.setdiff1d(np.arange(model.nv), ia)
-    tau_r = inverse_dynamics(model, q, v, a, f_ext)
-    U, Ab = _reduce(constraint_jacobian(model, q))
+    d = data_for(model, data)
+    tau_r = inverse_dynamics(model, q, v, a, f_ext, data=d)
+    U, Ab = _reduce(_jacobian_and_bias(model, d, q)[0])
     Aa, Ap = Ab[:, ia], Ab[:, ip]
     lam0 = np.linalg.lstsq(Ap.T, tau_r[ip], rcond=None)[0] if Ab.shape[0] else np.zeros(0)
     miss = Ap.T @ lam0 - tau_r[ip]
@@ -282,7 +284,7 @@ def _joint_of(model, col):
     return str(col)
 
 
-def constrained_hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
+def constrained_hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, data=None):
     """(a_full, tau_full, lam), Kim (70)-(80): accelerations given on the ``prescribed`` (bool
     mask (nv,), as ``hybrid_dynamics``) joints u, torques given on the others v.
 
@@ -296,21 +298,16 @@ def constrained_hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
     mask = np.asarray(prescribed, dtype=bool).reshape(-1)
     if mask.shape != (model.nv,):
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
-    a_r, tau_r = hybrid_dynamics(model, q, v, a, tau, mask, f_ext)
-    A, bias = _jacobian_and_bias(model, q, v)
+    d = data_for(model, data)
+    A, bias = _jacobian_and_bias(model, d, q, v)
+    a_r, tau_r = hybrid_dynamics(model, q, v, a, tau, mask, f_ext, data=d)
     U, Ab = _reduce(A)
     if Ab.shape[0] == 0:
         return a_r, tau_r, np.zeros(A.shape[0])
     iu, iv = np.flatnonzero(mask), np.flatnonzero(~mask)
-    g = gravity_torques(model, q)
-    zero = np.zeros(model.nv)
-    Yv = np.zeros((iv.size, Ab.shape[0]))
-    Tu = np.zeros((iu.size, Ab.shape[0]))
-    for i in range(Ab.shape[0]):
-        t_in = g.copy()
-        t_in[iv] += Ab[i, iv]
-        ai, ti = hybrid_dynamics(model, q, zero, zero, t_in, mask)
-        Yv[:, i], Tu[:, i] = ai[iv], ti[iu] - g[iu]
+    # simplified hybrid runs (qdd_u = 0, tau_v = Abar_v,i^T) on the hybrid call's inertias
+    Y, T = _columns_run(model, d, np.where(mask[:, None], 0.0, Ab.T))
+    Yv, Tu = Y[iv], T[iu]                            # M_vv^-1 Abar_v^T, M_uv M_vv^-1 Abar_v^T
     Av, Au = Ab[:, iv], Ab[:, iu]
     G = Av @ Yv
     rhs = Ab @ a_r + U.T @ bias
@@ -334,7 +331,7 @@ def constrained_hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None):
 
 
 # -- assembly and projection ----------------------------------------------------------------
-def assemble(model, q_guess, locked=None, tol=1e-12, max_iter=50, info=False):
+def assemble(model, q_guess, locked=None, tol=1e-12, max_iter=50, info=False, data=None):
     """q near ``q_guess`` with every closure satisfied: Gauss-Newton on the SE(3) residual
     (minimum-norm steps, so a rank-deficient A is fine) with a backtracking line search.
 
@@ -343,24 +340,25 @@ def assemble(model, q_guess, locked=None, tol=1e-12, max_iter=50, info=False):
     reachable. ``info=True`` returns ``(q, {"iterations", "residual"})``.
     """
     t = loop_tables(model)
+    d = data_for(model, data)
     q = _q(model, q_guess).copy()
     free = np.ones(model.nv, dtype=bool)
     if locked:
         free[_columns(model, locked, "locked")] = False
-    r = constraint_residual(model, q)
+    r = constraint_residual(model, q, data=d)
     err = float(np.max(np.abs(r)))
     for it in range(max_iter + 1):
         if err <= tol:
             return (q, {"iterations": it, "residual": err}) if info else q
         if it == max_iter:
             break
-        A = constraint_jacobian(model, q)
+        A = _jacobian_and_bias(model, d, q)[0]
         dq = np.zeros(model.nv)
         dq[free] = np.linalg.lstsq(A[:, free], -r, rcond=1e-12)[0]
         step, nrm = 1.0, np.linalg.norm(r)
         while step > 1e-6:
             q1 = integrate(model, q, step * dq)
-            r1 = constraint_residual(model, q1)
+            r1 = constraint_residual(model, q1, data=d)
             if np.linalg.norm(r1) < nrm * (1.0 - 1e-4 * step) or np.max(np.abs(r1)) <= tol:
                 break
             step *= 0.5
@@ -376,26 +374,29 @@ def assemble(model, q_guess, locked=None, tol=1e-12, max_iter=50, info=False):
                      + (f" with joints {list(locked)} locked" if locked else ""))
 
 
-def project(model, q, v, tol=1e-12, max_iter=10):
+def project(model, q, v, tol=1e-12, max_iter=10, data=None):
     """(q, v) on the constraint manifold: q by ``assemble`` from q, then v by the M-orthogonal
     projection v - M^-1 Abar^T (Abar M^-1 Abar^T)^-1 Abar v (removes only constraint-violating
     kinetic energy)."""
-    q = assemble(model, q, tol=tol, max_iter=max_iter)
+    d = data_for(model, data)
+    q = assemble(model, q, tol=tol, max_iter=max_iter, data=d)
     v = _v(model, v)
-    U, Ab = _reduce(constraint_jacobian(model, q))
+    U, Ab = _reduce(_jacobian_and_bias(model, d, q)[0])
     if Ab.shape[0]:
-        Y = _minv_cols(model, q, Ab.T)
+        forward_dynamics(model, q, d.zero_v, d.zero_v, data=d)      # articulated inertias at q
+        Y = _columns_run(model, d, Ab.T)[0]
         v = v - Y @ np.linalg.solve(Ab @ Y, Ab @ v)
     return q, v
 
 
-def make_constrained_stepper(model, method="rkmk4", projection=True, baumgarte=None):
+def make_constrained_stepper(model, method="rkmk4", projection=True, baumgarte=None, data=None):
     """One fixed step at a time for loops that own the clock (the simulator node), like
     ``integrators.simulate.make_stepper``: ``step(q, v, dt, tau=None, t=0.0) -> (q, v)`` with
     constrained forward dynamics at every stage and ``project`` after the step."""
     from ..integrators.simulate import make_stepper
     base = make_stepper(model, method)
     zero = np.zeros(model.nv)
+    d = data_for(model, data)
 
     def step(q, v, dt, tau=None, t=0.0):
         tau_f = (lambda t_, q_, v_: zero) if tau is None else (
@@ -403,14 +404,14 @@ def make_constrained_stepper(model, method="rkmk4", projection=True, baumgarte=N
 
         def accel(t_, q_, v_):
             return constrained_forward_dynamics(model, q_, v_, tau_f(t_, q_, v_),
-                                                baumgarte=baumgarte)[0]
+                                                baumgarte=baumgarte, data=d)[0]
         q, v = base(q, v, dt, t=t, accel=accel)
-        return project(model, q, v) if projection else (q, v)
+        return project(model, q, v, data=d) if projection else (q, v)
     return step
 
 
 def simulate_constrained(model, q0, v0, duration, dt, method="rkmk4", tau=None, projection=True,
-                         baumgarte=None, callback=None):
+                         baumgarte=None, callback=None, data=None):
     """Integrate constrained forward dynamics with a fixed step (any fixed-step method of
     ``ldr.simulate``), then ``project`` (q, v) back onto the constraint manifold after every
     step when ``projection`` is True. ``baumgarte=(alpha, beta)`` adds Baumgarte stabilisation
@@ -421,8 +422,9 @@ def simulate_constrained(model, q0, v0, duration, dt, method="rkmk4", tau=None, 
     n = int(round(duration / dt)) if np.isfinite(dt) and dt > 0 else 0
     if n < 1:
         raise InputError("duration and dt must give at least one step of positive length")
-    step = make_constrained_stepper(model, method, projection, baumgarte)
-    q, v = project(model, q0, v0)
+    d = data_for(model, data)
+    step = make_constrained_stepper(model, method, projection, baumgarte, data=d)
+    q, v = project(model, q0, v0, data=d)
     T, Q, V = [0.0], [q], [v]
     for i in range(1, n + 1):
         q, v = step(q, v, dt, tau, (i - 1) * dt)
@@ -434,23 +436,24 @@ def simulate_constrained(model, q0, v0, duration, dt, method="rkmk4", tau=None, 
     return SimulationResult(np.array(T), np.array(Q), np.array(V), method=method)
 
 
-def complete_motion(model, q, v, a, known):
+def complete_motion(model, q, v, a, known, data=None):
     """(q, v, a) of the whole mechanism from the values on the ``known`` joints (e.g. the
     actuated ones, as a trajectory gives them): q by ``assemble`` with ``known`` locked, then the
     other velocities from A v = 0 and accelerations from A a + Adot v = 0 (least squares, so
     redundant closure rows are fine). InputError when the known joints do not determine the
     others (the closure rows leave a passive direction free).
     """
-    q = assemble(model, q, locked=known)
+    d = data_for(model, data)
+    q = assemble(model, q, locked=known, data=d)
     v, a = _v(model, v).copy(), _v(model, a, "a").copy()
     ik = _columns(model, known, "known")
     ip = np.setdiff1d(np.arange(model.nv), ik)
-    A = constraint_jacobian(model, q)
+    A = _jacobian_and_bias(model, d, q)[0]
     Ap = A[:, ip]
     if ip.size and np.linalg.matrix_rank(Ap, tol=RANK_RTOL * max(1.0, np.abs(A).max())) < ip.size:
         raise InputError(f"joints {list(known)} do not determine the others: the closures leave "
                          f"{ip.size - np.linalg.matrix_rank(Ap)} passive direction(s) free")
     v[ip] = np.linalg.lstsq(Ap, -A[:, ik] @ v[ik], rcond=None)[0]
-    b = constraint_bias(model, q, v)
+    b = _jacobian_and_bias(model, d, q, v)[1]
     a[ip] = np.linalg.lstsq(Ap, -A[:, ik] @ a[ik] - b, rcond=None)[0]
     return q, v, a

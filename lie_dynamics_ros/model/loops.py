@@ -269,16 +269,11 @@ def parse_urdf_loops(root):
 
 
 # -- attaching closures to a model ----------------------------------------------------------
-#: joint kinds whose motion subspace is constant in the child frame (what the Jacobian
-#: derivative of algorithms/constrained.py assumes)
-_SUPPORTED_KINDS = {"revolute", "continuous", "prismatic", "fixed", "spherical", "ball", "free",
-                    "floating"}
-
-
 @dataclass(frozen=True)
 class _Side:
     frame: str            # link name
-    T: np.ndarray         # F in the link frame
+    row: int              # body row of that link
+    T: np.ndarray         # F in the body frame (the link's pose in its body, then F in the link)
 
 
 @dataclass(frozen=True)
@@ -313,16 +308,13 @@ def attach_loops(model, loops):
             if ln not in model.frame_names:
                 raise InputError(f"loop closure {lp.name!r}: unknown link {ln!r}; known: "
                                  f"{model.frame_names}")
-    if loops:
-        if model.has_mimic:
-            raise InputError("loop closures on a model with mimic joints are not supported")
-        bad = [(n, k) for n, k in zip(model.joint_names, model.joint_kinds)
-               if k not in _SUPPORTED_KINDS]
-        if bad:
-            raise InputError(f"loop closures need joints with a constant motion subspace "
-                             f"(revolute, prismatic, ball, free); joint {bad[0][0]!r} is "
-                             f"{bad[0][1]}")
-    sides = tuple((_Side(lp.link_a, lp.T_a), _Side(lp.link_b, lp.T_b)) for lp in loops)
+    if loops and model.has_mimic:
+        # forward dynamics of mimic models goes through M, not the articulated inertias
+        raise InputError("loop closures on a model with mimic joints are not supported")
+    def side(link, T):
+        row, T_link = model.frame(link)
+        return _Side(link, int(row), T_link @ T)
+    sides = tuple((side(lp.link_a, lp.T_a), side(lp.link_b, lp.T_b)) for lp in loops)
     P = tuple(selection(lp) for lp in loops)
     offsets, n = [], 0
     for lp in loops:
