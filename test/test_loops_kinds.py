@@ -1,4 +1,4 @@
-"""Every closure kind on spatial (non-planar) trees with ball, prismatic and free joints: the
+"""Every closure kind on spatial (non-planar) trees with every joint kind (free base too): the
 closures are built assembled at a random pose, then the identities of the constrained
 algorithms are checked at other assembled states."""
 import numpy as np
@@ -15,11 +15,13 @@ def _unit(rng):
 
 
 def spatial_tree(rng, floating):
-    """Two branches from a base: revolute/prismatic/ball joints with random axes and offsets."""
+    """Two branches from a base: revolute, prismatic, ball, universal and planar joints with
+    random axes and offsets."""
     b = ldr.ModelBuilder("spatial")
     b.add_link("base", 2.0, (0, 0, 0), np.diag([0.1, 0.2, 0.3]))
     kinds = [lambda: ldr.Revolute(_unit(rng)), lambda: ldr.Prismatic(_unit(rng)),
-             lambda: ldr.Spherical(), lambda: ldr.Revolute(_unit(rng))]
+             lambda: ldr.Spherical(), lambda: ldr.Universal(_unit(rng), _unit(rng)),
+             lambda: ldr.Planar(_unit(rng)), lambda: ldr.Revolute(_unit(rng))]
     for br in ("l", "r"):
         parent = "base"
         for k, make in enumerate(kinds):
@@ -39,13 +41,13 @@ def spatial_tree(rng, floating):
 def closed(model, kind, rng):
     """A closure of ``kind`` between the two branch tips, assembled at a random q0."""
     q0 = ldr.random_configuration(model, rng)
-    Tl, Tr = ldr.frame_pose(model, q0, "l3"), ldr.frame_pose(model, q0, "r3")
+    Tl, Tr = ldr.frame_pose(model, q0, "l5"), ldr.frame_pose(model, q0, "r5")
     xyz_a, rpy_a = rng.uniform(-0.2, 0.2, 3), rng.uniform(-1, 1, 3)
     Ta = np.eye(4)
     Ta[:3, :3], Ta[:3, 3] = _rpy_to_matrix(rpy_a), xyz_a
     Tb = np.linalg.inv(Tr) @ Tl @ Ta             # the same frame, seen from r3
     from lie_dynamics_ros.model.sdf import _rpy_of
-    loop = ldr.LoopClosure("tip", kind, "l3", "r3", xyz_a, rpy_a, Tb[:3, 3], _rpy_of(Tb[:3, :3]),
+    loop = ldr.LoopClosure("tip", kind, "l5", "r5", xyz_a, rpy_a, Tb[:3, 3], _rpy_of(Tb[:3, :3]),
                            axis=_unit(rng))
     return ldr.attach_loops(model, [loop]), q0
 
