@@ -23,11 +23,10 @@ just computed (``kernels/constraints.py``); M^-1 is never formed. Each public fu
 import numpy as np
 from scipy.linalg import null_space
 
-from ..conventions import rows_to_public
 from ..errors import InputError
 from ..kernels import constraints as KC
 from ..kernels import dynamics as K
-from ..lie import se3, so3
+from ..lie import so3
 from ..model.loops import loop_tables, perpendicular_pair
 from ._inputs import check, data_for, prepare
 from .configuration import integrate
@@ -37,68 +36,24 @@ from .dynamics import forward_dynamics, hybrid_dynamics, inverse_dynamics
 RANK_RTOL = 1e-9
 
 
-# -- small SE(3) helpers in the public (linear, angular) order -----------------------------
-def _hat(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+# -- closure terms from one kinematics run on a Data -------------------------------------
+def _terms(model, d, q, v=None):
+    """(tables, Jrel (nl, 6, nv), brel (nl, 6) or None, Tab (nl, 4, 4)), seeds' order: one
+    kernel run fills every body's pose, J_i and Jd_i, then ``closure_terms`` reads them."""
+    t = loop_tables(model)
+    vv = d.zero_v if v is None else v
+    kin = prepare(model, d, q, vv) if model.has_general else True
+    check(model, K.jacobian_kinematics(model.mi, model.mc, model.mI, d.dv, d.dm, q, vv,
+                                       d.Jb, d.Jd, kin), d, q=q, v=vv)
+    K.world_poses(model.mi, d.dv)
+    nl = len(t.loops)
+    Jrel, brel, Tab = np.empty((nl, 6, model.nv)), np.empty((nl, 6)), np.empty((nl, 4, 4))
+    KC.closure_terms(d.dv, d.Jb, d.Jd, vv, t.rows, t.Xoff, t.Toff, v is not None, Jrel, brel,
+                     Tab)
+    return t, Jrel, (brel if v is not None else None), Tab
 
 
-def _Ad(T):
-    R, p = T[:3, :3], T[:3, 3]
-    X = np.zeros((6, 6))
-    X[:3, :3] = X[3:, 3:] = R
-    X[:3, 3:] = _hat(p) @ R
-    return X
-
-
-def _cross(a, b):
-    """a x b for 3-vectors or (3, n) columns (np.cross is slow on small arrays)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
-def _ad_apply(x, y):
-    """ad_x y for twists (linear, angular); x and y may be (6,) or (6, n) column-wise."""
-    out = np.empty(np.shape(y))
-    out[:3] = _cross(x[:3], y[3:]) + _cross(x[3:], y[:3])
-    out[3:] = _cross(x[3:], y[3:])
-    return out
-
-
-def _inv(T):
-    Ti = np.eye(4)
-    Ti[:3, :3] = T[:3, :3].T
-    Ti[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-    return Ti
-
-
-# -- closure frames from one kinematics run on a Data ------------------------------------
-class _Frames:
-    """World pose, body Jacobian and Jdot v (public rows) of the closure frames at (q, v): one
-    kernel run fills every body's pose, J_i and Jd_i in the Data, then each frame F = body *
-    T_off is read off (J_F = Ad_{T_off^-1} J_i, constant offset)."""
-
-    def __init__(self, model, d, q, v=None):
-        vv = d.zero_v if v is None else v
-        kin = prepare(model, d, q, vv) if model.has_general else True
-        check(model, K.jacobian_kinematics(model.mi, model.mc, model.mI, d.dv, d.dm, q, vv,
-                                           d.Jb, d.Jd, kin), d, q=q, v=vv)
-        K.world_poses(model.mi, d.dv)
-        self.d, self.v = d, v
-
-    def frame(self, side):
-        """(T, J, Jdot v) of the side's frame, J and Jdot v in public (linear, angular) rows."""
-        d, r = self.d, side.row
-        T = np.eye(4)
-        T[:3, :3] = d.world_rotation[r].reshape(3, 3)
-        T[:3, 3] = d.world_translation[r]
-        X = se3.Ad_inv(side.T)
-        J = rows_to_public(X @ d.Jb[r])
-        Jdv = None if self.v is None else rows_to_public((X @ (d.Jd[r] @ self.v))[:, None])[:, 0]
-        return T @ side.T, J, Jdv
-
-
-def _residual_block(lp, T_a, T_b):
-    T_ab = _inv(T_a) @ T_b
+def _residual_block(lp, T_ab):
     R, p = T_ab[:3, :3], T_ab[:3, 3]
     e_p = R.T @ p                                  # F_b's origin seen from F_a, in F_b
     k = lp.kind
@@ -113,18 +68,22 @@ def _residual_block(lp, T_a, T_b):
     return np.concatenate([[n1 @ p, n2 @ p], so3.log(R)])      # prismatic
 
 
+def _array(x, n, name):
+    try:
+        a = np.ascontiguousarray(x, dtype=float)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise InputError(f"{name} must be {n} finite numbers")
+    return a
+
+
 def _q(model, q):
-    q = np.asarray(q, dtype=float)
-    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
-        raise InputError(f"q must be {model.nq} finite numbers")
-    return q
+    return _array(q, model.nq, "q")
 
 
 def _v(model, v, name="v"):
-    v = np.asarray(v, dtype=float)
-    if v.shape != (model.nv,) or not np.all(np.isfinite(v)):
-        raise InputError(f"{name} must be {model.nv} finite numbers")
-    return v
+    return _array(v, model.nv, name)
 
 
 def constraint_residual(model, q, data=None):
@@ -135,28 +94,21 @@ def constraint_residual(model, q, data=None):
     must vanish (2); for ``prismatic`` the offsets across the axis (2, in F_a) and log R_ab (3).
     Near the assembly the derivative of each row equals the matching row of A.
     """
-    t = loop_tables(model)
-    fr = _Frames(model, data_for(model, data), _q(model, q))
+    t, _, _, Tab = _terms(model, data_for(model, data), _q(model, q))
     out = np.empty(t.nc)
-    for lp, (sa, sb), o in zip(t.loops, t.sides, t.offsets):
-        out[o:o + lp.nc] = _residual_block(lp, fr.frame(sa)[0], fr.frame(sb)[0])
+    for lp, T, o in zip(t.loops, Tab, t.offsets):
+        out[o:o + lp.nc] = _residual_block(lp, T)
     return out
 
 
 def _jacobian_and_bias(model, d, q, v=None):
-    t = loop_tables(model)
-    fr = _Frames(model, d, q, v)
+    t, Jrel, brel, _ = _terms(model, d, q, v)
     A = np.empty((t.nc, model.nv))
     bias = None if v is None else np.empty(t.nc)
-    for lp, (sa, sb), P, o in zip(t.loops, t.sides, t.P, t.offsets):
-        T_a, J_a, Jdv_a = fr.frame(sa)
-        T_b, J_b, Jdv_b = fr.frame(sb)
-        X = _Ad(_inv(T_b) @ T_a)                   # Ad_{T_ba}
-        Jrel = J_b - X @ J_a
-        A[o:o + lp.nc] = P @ Jrel
+    for lp, P, o, J, i in zip(t.loops, t.P_seeds, t.offsets, Jrel, range(len(t.loops))):
+        A[o:o + lp.nc] = P @ J
         if v is not None:
-            Vb, Vrel = J_b @ v, Jrel @ v
-            bias[o:o + lp.nc] = P @ (Jdv_b - X @ Jdv_a + _ad_apply(Vrel, Vb))
+            bias[o:o + lp.nc] = P @ brel[i]
     return A, bias
 
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..conventions import SWAP6
 from ..errors import InputError, URDFError
+from ..lie import se3
 
 #: kind -> number of constraint rows
 KIND_ROWS = {"weld": 6, "revolute": 5, "spherical": 3, "prismatic": 5}
@@ -282,9 +284,14 @@ class LoopTables:
     selection rows, and the row offsets of each closure in the stacked constraint vector."""
     loops: tuple
     sides: tuple          # ((_Side a, _Side b), ...)
-    P: tuple              # (nc_i, 6) selections
+    P: tuple              # (nc_i, 6) selections of public (linear, angular) rows
     offsets: tuple        # start row of each closure
     nc: int
+    # the same for the kernels (kernels/constraints.closure_terms), seeds' order
+    rows: np.ndarray      # (nl, 2) int64 body rows of F_a, F_b
+    Toff: np.ndarray      # (nl, 2, 4, 4) F_a, F_b in their body frames
+    Xoff: np.ndarray      # (nl, 2, 6, 6) Ad_{Toff^-1}
+    P_seeds: tuple        # (nc_i, 6) selections acting on (angular, linear) vectors
 
 
 def attach_loops(model, loops):
@@ -320,7 +327,13 @@ def attach_loops(model, loops):
     for lp in loops:
         offsets.append(n)
         n += lp.nc
-    tables = LoopTables(loops, sides, P, tuple(offsets), n)
+    nl = len(loops)
+    rows = np.array([[a.row, b.row] for a, b in sides], dtype=np.int64).reshape(nl, 2)
+    Toff = np.array([[a.T, b.T] for a, b in sides], dtype=float).reshape(nl, 2, 4, 4)
+    Xoff = np.array([[se3.Ad_inv(a.T), se3.Ad_inv(b.T)] for a, b in sides],
+                    dtype=float).reshape(nl, 2, 6, 6)
+    P_seeds = tuple(np.ascontiguousarray(Pi[:, SWAP6]) for Pi in P)
+    tables = LoopTables(loops, sides, P, tuple(offsets), n, rows, Toff, Xoff, P_seeds)
     object.__setattr__(model, "loops", loops)
     object.__setattr__(model, "nc", n)
     object.__setattr__(model, "_loop_tables", tables)
