@@ -281,3 +281,12 @@ def test_external_wrench_enters_as_joint_torques():
     a4, t4, _ = ldr.constrained_hybrid_dynamics(m, q, v, np.where(mask, a1, 0), np.where(mask, 0, tau),
                                                mask, f_ext={"platform": w})
     assert np.allclose(a4, a1, atol=1e-8)
+
+
+@pytest.mark.parametrize("bad", ["abc", [1.0, 2.0], [np.nan, 0.0, 0.0]])
+def test_bad_state_is_an_input_error(bad):
+    m = load("four_bar")
+    with pytest.raises(ldr.InputError, match="q must be 3 finite numbers"):
+        ldr.constrained_forward_dynamics(m, bad, np.zeros(3), np.zeros(3))
+    with pytest.raises(ldr.InputError, match="tau must be 3 finite numbers"):
+        ldr.constrained_forward_dynamics(m, np.zeros(3), np.zeros(3), bad)
