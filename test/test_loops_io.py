@@ -86,3 +86,16 @@ def test_bad_loop_joint_elements_name_the_closure(element, match):
 def test_missing_yaml_file():
     with pytest.raises(ldr.InputError, match="does not exist"):
         ldr.load_urdf(TREE, loops="no_such_closures.yaml")
+
+
+def test_closure_between_rigidly_attached_links_is_refused():
+    with open(TREE) as f:
+        xml = f.read().replace("</robot>", """
+  <link name="marker"/>
+  <joint name="marker_joint" type="fixed"><parent link="coupler"/><child link="marker"/>
+    <origin xyz="0.1 0 0"/></joint>
+</robot>""")
+    m = ldr.load_urdf(xml)
+    with pytest.raises(ldr.InputError, match="rigidly attached"):
+        ldr.attach_loops(m, [ldr.LoopClosure("c", "weld", "coupler", "marker")])
+    assert ldr.attach_loops(m, [ldr.LoopClosure("c", "spherical", "crank", "marker")]).nc == 3

@@ -318,10 +318,16 @@ def attach_loops(model, loops):
     if loops and model.has_mimic:
         # forward dynamics of mimic models goes through M, not the articulated inertias
         raise InputError("loop closures on a model with mimic joints are not supported")
+
     def side(link, T):
         row, T_link = model.frame(link)
         return _Side(link, int(row), T_link @ T)
     sides = tuple((side(lp.link_a, lp.T_a), side(lp.link_b, lp.T_b)) for lp in loops)
+    for lp, (a, b) in zip(loops, sides):
+        if a.row == b.row:
+            raise InputError(f"loop closure {lp.name!r}: {lp.link_a!r} and {lp.link_b!r} are "
+                             "rigidly attached to each other (fixed joints), nothing can move "
+                             "between them")
     P = tuple(selection(lp) for lp in loops)
     offsets, n = [], 0
     for lp in loops:
