@@ -33,6 +33,10 @@ def spatial_tree(rng, floating):
             T[:3, 3] = rng.uniform(-0.3, 0.3, 3) + (0.3 if br == "l" else -0.3, 0, -0.2)
             b.add_joint(f"j_{name}", make(), parent, name, T)
             parent = name
+    b.add_link("r5_tool", 0.3, (0.01, 0, 0), 1e-3 * np.eye(3))     # merged into r5's body
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = _rpy_to_matrix((0.3, -0.2, 0.5)), (0.05, 0.1, -0.02)
+    b.add_joint("tool_joint", ldr.Fixed(), "r5", "r5_tool", T)
     if floating:
         b.add_joint("root_joint", ldr.Free(), None, "base")
     return b.build()
@@ -41,14 +45,14 @@ def spatial_tree(rng, floating):
 def closed(model, kind, rng):
     """A closure of ``kind`` between the two branch tips, assembled at a random q0."""
     q0 = ldr.random_configuration(model, rng)
-    Tl, Tr = ldr.frame_pose(model, q0, "l5"), ldr.frame_pose(model, q0, "r5")
+    Tl, Tr = ldr.frame_pose(model, q0, "l5"), ldr.frame_pose(model, q0, "r5_tool")
     xyz_a, rpy_a = rng.uniform(-0.2, 0.2, 3), rng.uniform(-1, 1, 3)
     Ta = np.eye(4)
     Ta[:3, :3], Ta[:3, 3] = _rpy_to_matrix(rpy_a), xyz_a
     Tb = np.linalg.inv(Tr) @ Tl @ Ta             # the same frame, seen from r3
     from lie_dynamics_ros.model.sdf import _rpy_of
-    loop = ldr.LoopClosure("tip", kind, "l5", "r5", xyz_a, rpy_a, Tb[:3, 3], _rpy_of(Tb[:3, :3]),
-                           axis=_unit(rng))
+    loop = ldr.LoopClosure("tip", kind, "l5", "r5_tool", xyz_a, rpy_a, Tb[:3, 3],
+                           _rpy_of(Tb[:3, :3]), axis=_unit(rng))
     return ldr.attach_loops(model, [loop]), q0
 
 

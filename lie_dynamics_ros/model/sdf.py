@@ -302,14 +302,14 @@ def load_sdf(source, floating_base=False, model=None):
             Ti[:3, :3], Ti[:3, 3] = _rpy(*v[3:]), v[:3]
         T = _inv(body[ln]) @ X[ln] @ Ti                 # inertial frame in the body frame
         mass = float(_floats(ine.findtext("mass") or "1", 1, f"link {ln!r} <mass>", ln)[0])
-        I = np.zeros((3, 3))
         ie = ine.find("inertia")
         vals = {}
         for k, d in (("ixx", 1.0), ("ixy", 0.0), ("ixz", 0.0), ("iyy", 1.0), ("iyz", 0.0),
                      ("izz", 1.0)):
             t = ie.findtext(k) if ie is not None else None
             vals[k] = d if t is None else _floats(t, 1, f"link {ln!r} <{k}>", ln)[0]
-        I = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]], [vals["ixy"], vals["iyy"], vals["iyz"]],
+        I = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]],
+                      [vals["ixy"], vals["iyy"], vals["iyz"]],
                       [vals["ixz"], vals["iyz"], vals["izz"]]])
         try:
             b.add_link(ln, mass, T[:3, 3], I, T[:3, :3])
@@ -317,7 +317,8 @@ def load_sdf(source, floating_base=False, model=None):
             raise SDFError(str(e), ln) from None
     for jn, el, jt, par, ch in tree:
         a, ax_el = axis_of(jn, el)
-        joint = {"revolute": lambda: JT.Revolute(tuple(a)), "continuous": lambda: JT.Revolute(tuple(a)),
+        joint = {"revolute": lambda: JT.Revolute(tuple(a)),
+                 "continuous": lambda: JT.Revolute(tuple(a)),
                  "prismatic": lambda: JT.Prismatic(tuple(a)), "ball": JT.Spherical,
                  "fixed": JT.Fixed}[jt]()
         lim = {"lower": -np.inf, "upper": np.inf, "effort": np.inf, "velocity": np.inf}
