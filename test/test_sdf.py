@@ -161,3 +161,19 @@ def test_world_wrapper_and_floating_base():
     assert m.joint_names[0] == "root_joint" and (m.nq, m.nv) == (10, 9)
     q = ldr.assemble(m, ldr.integrate(m, ldr.neutral_configuration(m), 0.05 * np.ones(9)))
     assert np.max(np.abs(ldr.constraint_residual(m, q))) <= 1e-12
+
+
+def test_revolute_joint_to_the_world():
+    """A pendulum hinged to the world: the joint frame (pose relative_to the child) is the body
+    frame, gravity torque m g l sin(q) about +y."""
+    text = """<sdf version="1.9"><model name="p">
+      <link name="bob"><pose>0 0 -1 0 0 0</pose><inertial><mass>2</mass>
+        <inertia><ixx>1e-6</ixx><iyy>1e-6</iyy><izz>1e-6</izz></inertia></inertial></link>
+      <joint name="hinge" type="revolute"><parent>world</parent><child>bob</child>
+        <pose>0 0 1 0 0 0</pose><axis><xyz>0 1 0</xyz></axis></joint>
+    </model></sdf>"""
+    m = ldr.load_sdf(text)
+    assert m.joint_names == ["hinge"] and m.nc == 0
+    q = np.array([0.4])
+    assert np.allclose(ldr.gravity_torques(m, q), [2 * 9.81 * np.sin(0.4)], atol=1e-12)
+    assert np.allclose(ldr.frame_pose(m, np.zeros(1), "bob")[:3, 3], 0.0, atol=1e-15)
