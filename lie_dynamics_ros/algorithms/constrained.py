@@ -21,7 +21,6 @@ just computed (``kernels/constraints.py``); M^-1 is never formed. Each public fu
 ``data=`` like the tree algorithms (the closures' work buffers live in ``data.extra["loops"]``).
 """
 import numpy as np
-from scipy.linalg import null_space
 
 from ..errors import InputError
 from ..kernels import constraints as KC
@@ -122,6 +121,15 @@ def constraint_bias(model, q, v, data=None):
     return _jacobian_and_bias(model, data_for(model, data), _q(model, q), _v(model, v))[1]
 
 
+def _null_space(M):
+    """Orthonormal basis (columns) of the null space of M, by SVD (same rank rule as _reduce)."""
+    if M.shape[1] == 0:
+        return np.zeros((0, 0))
+    _, s, Vt = np.linalg.svd(M, full_matrices=True)
+    r = int(np.sum(s > RANK_RTOL * max(1.0, s[0] if s.size else 0.0)))
+    return Vt[r:].T
+
+
 # -- rank reduction and M^-1 A^T ------------------------------------------------------------
 def _reduce(A):
     """(U_r, Abar = U_r^T A) with full row rank; U_r (nc, r)."""
@@ -219,7 +227,7 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, f_ext=None, data=None
             "that no closure force can supply; actuate more joints or use "
             "constrained_hybrid_dynamics")
     r = tau_r[ia] - Aa.T @ lam0
-    N = null_space(Ap.T) if Ab.shape[0] else np.zeros((0, 0))
+    N = _null_space(Ap.T) if Ab.shape[0] else np.zeros((0, 0))
     lam_bar, tau_a = lam0, r
     if N.shape[1]:
         s = np.linalg.lstsq(Aa.T @ N, r, rcond=None)[0]
@@ -273,7 +281,7 @@ def constrained_hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, dat
     a_full[iv] += Yv @ lam0
     tau_u = tau_r[iu] + Tu @ lam0 - Au.T @ lam0
     lam_bar = lam0
-    N = null_space(Av.T) if iv.size else np.eye(Ab.shape[0])
+    N = _null_space(Av.T) if iv.size else np.eye(Ab.shape[0])
     if N.shape[1]:
         s = np.linalg.lstsq(Au.T @ N, tau_u, rcond=None)[0]
         lam_bar, tau_u = lam0 + N @ s, tau_u - Au.T @ (N @ s)
