@@ -188,3 +188,17 @@ def test_no_allocation_beyond_the_returned_array(fn, nargs):
     per_call = (cur - base) / len(kept)
     assert per_call <= out.nbytes + 200, per_call      # the array and its header
     assert peak - cur < 2048, peak - cur
+
+
+def test_with_gravity_keeps_the_loops():
+    import os
+    four_bar = ldr.load_urdf(os.path.join(os.path.dirname(__file__), "..", "urdf", "loops",
+                                          "four_bar.urdf"))
+    assert four_bar.nc > 0
+    moon = four_bar.with_gravity((0.0, 0.0, -1.62))
+    assert moon.nc == four_bar.nc and [lp.name for lp in moon.loops] == \
+        [lp.name for lp in four_bar.loops]
+    q = ldr.assemble(moon, ldr.neutral_configuration(moon) + 0.05)
+    assert np.abs(ldr.constraint_residual(moon, q)).max() < 1e-10
+    tree = four_bar.with_loops(())
+    assert tree.nc == 0 and four_bar.nc > 0

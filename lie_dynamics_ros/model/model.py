@@ -71,6 +71,8 @@ class Model:
                   self._inertia):
             a.flags.writeable = False
         self._tls = threading.local()
+        #: closed kinematic loops (model.loops.LoopClosure) and their number of constraint rows
+        self.loops, self.nc = (), 0
 
     # -- kernel arrays -------------------------------------------------------------------
     def _compile(self, gravity):
@@ -128,9 +130,19 @@ class Model:
             return d
 
     def with_gravity(self, g):
-        """A model with the same description and gravity ``g`` (3,), in m/s^2, world frame."""
-        return Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
-                     self.total_mass, gravity=g)
+        """A model with the same description (loops included) and gravity ``g`` (3,), in m/s^2,
+        world frame."""
+        m = Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
+                  self.total_mass, gravity=g)
+        return m.with_loops(self.loops) if self.loops else m
+
+    def with_loops(self, loops):
+        """A model with the same tree and these loop closures (``ldr.LoopClosure``) instead of
+        its own; the tree algorithms ignore them, the constrained ones (docs/loops.md) use them."""
+        from .loops import attach_loops
+        m = Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
+                  self.total_mass, gravity=self.gravity)
+        return attach_loops(m, loops)
 
     def copy(self):
         """The same model. Kept for old callers: a Model is frozen and thread-safe, so a copy is
