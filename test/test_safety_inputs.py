@@ -39,23 +39,25 @@ def test_velocity_estimate_restarts_on_gaps_and_ignores_repeated_stamps():
     assert mask.tolist() == [False] and v[0] == 3.0
 
 
-def test_merger_merges_sources_by_name_and_rejects_or_holds_what_nobody_measures():
+def test_merger_completes_main_messages_from_other_sources_and_rejects_or_holds_the_rest():
     names = ["a1", "a2", "finger"]
+    nan = np.nan
     m = JointStateMerger(names, "reject", max_age=0.1)
-    m.update([0.1, 0.2, np.nan], [1.0, 2.0, np.nan], 0)
-    q, v, reason = m.merged(0)
+    q, v, reason = m.merge([0.1, 0.2, nan], [1.0, 2.0, nan], 0)
     assert q is None and "finger" in reason and "a1" not in reason
-    m.update([np.nan, np.nan, 0.03], [np.nan, np.nan, 0.3], 5 * MS)   # the gripper topic
-    q, v, held = m.merged(6 * MS)
+    m.update([nan, nan, 0.03], [nan, nan, 0.3], 5 * MS)                # the gripper topic
+    q, v, held = m.merge([0.1, 0.2, nan], [1.0, 2.0, nan], 6 * MS)
     np.testing.assert_array_equal(q, [0.1, 0.2, 0.03])
     np.testing.assert_array_equal(v, [1.0, 2.0, 0.3])
     assert not held.any()
-    m.update([0.4, 0.5, np.nan], None, 150 * MS)                         # no velocities
-    q, v, reason = m.merged(150 * MS)
+    q, v, held = m.merge([0.1, 0.2, 0.5], None, 6 * MS)                # main has it: main wins
+    assert q[2] == 0.5 and np.isnan(v).all()
+    q, v, reason = m.merge([0.4, 0.5, nan], None, 150 * MS)
     assert q is None and "finger" in reason                            # gripper too old
+    q, v, reason = m.merge([nan, nan, nan], None, 6 * MS)              # main names none of ours
+    assert q is None and "a1" in reason and "a2" in reason
     h = JointStateMerger(names, "hold", hold_positions=[0.0, 0.0, 0.04])
-    h.update([0.1, 0.2, np.nan], [1.0, 2.0, np.nan], 0)
-    q, v, held = h.merged(10**12)
+    q, v, held = h.merge([0.1, 0.2, nan], [1.0, 2.0, nan], 10**12)
     np.testing.assert_array_equal(q, [0.1, 0.2, 0.04])
     np.testing.assert_array_equal(v, [1.0, 2.0, 0.0])
     assert held.tolist() == [False, False, True]

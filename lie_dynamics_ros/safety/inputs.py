@@ -2,7 +2,7 @@
 topics, positions in the wrong unit. ROS-free; the nodes feed arrays in model order, with NaN
 for a value that a message does not carry."""
 import math
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 
@@ -69,15 +69,17 @@ class VelocityEstimator:
 class JointStateMerger:
     """Joint states from several sources (topics), merged by joint name.
 
-    ``update(q, v, now_ns)`` records the values a message carries (NaN = not in it); the
-    latest value of each joint wins, like joint_state_publisher's ``source_list``. A value
-    is usable for ``max_age`` seconds of node clock (0 = forever). ``merged(now_ns)`` returns
-    full (q, v) or a reason; a joint nobody measures is
+    The main source (joint_states) is answered; the others (``source_list``, e.g. a gripper)
+    only fill in the joints the main message lacks, like joint_state_publisher's
+    ``source_list``. ``update(q, v, now_ns)`` records a message of another source (NaN = not
+    in it); its values are usable for ``max_age`` seconds of node clock (0 = forever).
+    ``merge(q, v, now_ns)`` completes a main message, or gives the reason it cannot; a joint
+    that no source measures is
 
     - ``"reject"``: a reason naming the joints (the message is dropped);
     - ``"hold"``: held at ``hold_positions`` (default 0.0) with zero velocity.
 
-    Velocities of merged joints may be NaN (unmeasured): see VelocityEstimator.
+    Velocities may stay NaN (unmeasured): see VelocityEstimator.
     """
 
     def __init__(self, names: Sequence[str], missing: str = "reject", hold_positions=None,
@@ -101,20 +103,26 @@ class JointStateMerger:
         self._v[have] = np.nan if v is None else np.asarray(v, dtype=float)[have]
         self._t[have] = int(now_ns)
 
-    def merged(self, now_ns: int):
-        """(q, v, held mask) or (None, None, reason)."""
-        known = self._t >= 0
+    def merge(self, q, v, now_ns: int):
+        """Main message (q, v; NaN = absent / unmeasured) -> (q, v, held mask) or
+        (None, None, reason)."""
+        q = np.array(q, dtype=float)
+        v = np.full(q.shape, np.nan) if v is None else np.array(v, dtype=float)
+        absent = np.isnan(q)
+        if not absent.any():
+            return q, v, absent
+        other = self._t >= 0
         if self.max_age_ns > 0:
-            known &= (int(now_ns) - self._t) <= self.max_age_ns
-        if known.all():
-            return self._q.copy(), self._v.copy(), np.zeros(len(self.names), dtype=bool)
-        absent = ~known
-        if self.missing == "reject":
-            return None, None, "missing joints %s (missing_joints: reject)" % [
-                self.names[k] for k in np.flatnonzero(absent)]
-        q, v = self._q.copy(), self._v.copy()
-        q[absent], v[absent] = self.hold[absent], 0.0
-        return q, v, absent
+            other &= (int(now_ns) - self._t) <= self.max_age_ns
+        fill = absent & other
+        q[fill], v[fill] = self._q[fill], self._v[fill]
+        held = absent & ~other
+        if held.any():
+            if self.missing == "reject":
+                return None, None, "missing joints %s (missing_joints: reject)" % [
+                    self.names[k] for k in np.flatnonzero(held)]
+            q[held], v[held] = self.hold[held], 0.0
+        return q, v, held
 
 
 class LimitMonitor:
@@ -155,8 +163,3 @@ def broadcast_values(name: str, values, n: int, default: float) -> np.ndarray:
     if vals.size != n:
         raise ValueError("%s has %d values: give 1 or %d (one per joint)" % (name, vals.size, n))
     return vals.copy()
-
-
-def finite_or_reason(name: str, values) -> Optional[str]:
-    vals = np.asarray(values, dtype=float).reshape(-1)
-    return None if np.all(np.isfinite(vals)) else "%s must be finite" % name
