@@ -68,16 +68,17 @@ def run_node(cls, name, args=None) -> int:
 
 
 def numba_cache_cold() -> bool:
-    """True when no compiled kernel of the package is in numba's cache (first run)."""
+    """True when numba's cache holds no compiled kernel of the package (a first run).
+
+    The cache is ``$NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` folders of the
+    package (numba's default for ``cache=True``)."""
     import glob
     import os
-    import lie_dynamics_ros
-    root = os.path.dirname(lie_dynamics_ros.__file__)
-    patterns = [os.path.join(root, "**", "__pycache__", "*.nbi")]
     cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    if cache_dir:
-        patterns.append(os.path.join(cache_dir, "**", "*.nbi"))
-    return not any(glob.glob(p, recursive=True) for p in patterns)
+    if not cache_dir:
+        import lie_dynamics_ros
+        cache_dir = os.path.dirname(lie_dynamics_ros.__file__)
+    return not glob.glob(os.path.join(cache_dir, "**", "*.nbi"), recursive=True)
 
 
 def warm_up(node, fn):
