@@ -171,3 +171,12 @@ def test_random_streams_never_emit_non_finite_or_out_of_limit_commands(arm7):
                 emitted += 1
                 assert np.all(np.isfinite(out)) and np.all(np.abs(out) <= e)
     assert emitted > 2500 and g.counts["refused_nonfinite"] > 100 and g.counts["timeouts"] > 10
+
+
+def test_a_reconfigured_guard_continues_the_old_ones_state(arm7):
+    g = guard(arm7, max_torque_rate=100.0, clamp_efforts=False)
+    g.command(np.zeros(7), 1 * MS, np.zeros(7), 1 * MS)
+    h = guard(arm7, max_torque_rate=1000.0, clamp_efforts=False).continue_from(g)
+    out = h.command(np.full(7, 50.0), 2 * MS, np.zeros(7), 2 * MS)
+    np.testing.assert_allclose(out, 1.0)             # limited from g's last command, new rate
+    assert h.counts["commands"] == 2

@@ -41,7 +41,8 @@ import lie_dynamics_ros as ldr
 from lie_dynamics_ros.control import AdaptiveGains, AdaptiveSlotineLiController
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
-                                                GuardedCommands, StatePipeline, guard_config)
+                                                GuardedCommands, StatePipeline, carry_over,
+                                                guard_config)
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, Parameters
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
                                               nonnegative_values, positive_values, run_node,
@@ -240,6 +241,8 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
             self.reference = None
             self.hold = None
             self.last_t_ns = None
+        elif self.rt is not None:          # same robot: its state carries over
+            carry_over(rt, self.rt)
         self.rt = rt
         if new_model:
             self.get_logger().info(
@@ -276,9 +279,6 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
                 {"payload_only", "adapt_body", "initial_parameters"} & names):
             keep = self.rt.controller.theta_hat
         reason, rt = self._prepare(base, trial, keep)
-        if reason is None and origin is None and self.rt is not None:
-            rt.guard.last = self.rt.guard.last        # same robot: keep the slew state
-            rt.guard._last_ref_ns = self.rt.guard._last_ref_ns
         return reason, (rt, origin)
 
     def _apply(self, names, prepared):

@@ -163,6 +163,15 @@ class StatePipeline:
         self.stamps.accept(stamp_ns)
 
 
+def carry_over(new, old):
+    """A runtime rebuilt for the same robot (new gains, gravity, input policy) continues the
+    old one: the guard's state, the stamp monitor, the velocity filter."""
+    new.guard.continue_from(old.guard)
+    new.inputs.stamps = old.inputs.stamps
+    e, o = new.inputs.estimator, old.inputs.estimator
+    e._q, e._t_ns, e._v = o._q, o._t_ns, o._v
+
+
 def make_guard(model, p, gravity_fn):
     """TorqueGuard of ``model`` with the node's parameters and effort limits."""
     return TorqueGuard(cv.finite_limits(model.effort_limits), gravity_fn, guard_config(p))

@@ -22,8 +22,8 @@ from trajectory_msgs.msg import JointTrajectory
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
-                                                GuardedCommands, StatePipeline, guard_config,
-                                                make_guard)
+                                                GuardedCommands, StatePipeline, carry_over,
+                                                guard_config, make_guard)
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, Parameters
 from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, three_values, warm_up
 
@@ -104,14 +104,17 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
         reason, rt = self._prepare(base, self.p)
         if reason:
             return reason
-        self._install(rt)
+        self._install(rt, new_model=True)
         return None
 
-    def _install(self, rt):
-        q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
-        warm_up(self, lambda: ldr.inverse_dynamics(rt.model, q0, q0 * 0, q0 * 0))
+    def _install(self, rt, new_model):
+        if new_model:
+            q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
+            warm_up(self, lambda: ldr.inverse_dynamics(rt.model, q0, q0 * 0, q0 * 0))
+            self.reference = None
+        elif self.rt is not None:          # same robot: its state carries over
+            carry_over(rt, self.rt)
         self.rt = rt
-        self.reference = None
         if not self._subscribed:          # subscribe once the kernels are compiled
             self._subscribed = True
             self.create_subscription(
@@ -134,15 +137,13 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
                 return None, None
             base = self.rt.base
         reason, rt = self._prepare(base, trial)
-        if reason is None and self.rt is not None and origin is None:
-            rt.guard = self.rt.guard           # same robot: keep the guard's state
         return reason, (rt, origin)
 
     def _apply(self, names, prepared):
         self.throttle.period_s = self.p.log_throttle_sec
         if prepared is not None and prepared[0] is not None:
             rt, origin = prepared
-            self._install(rt)
+            self._install(rt, new_model=origin is not None)
             if origin is not None:
                 self.source.adopted(origin)
         if self.rt is not None:

@@ -102,6 +102,16 @@ class TorqueGuard:
             raise ValueError(reason)
         self.config = config
 
+    def continue_from(self, previous: "TorqueGuard") -> "TorqueGuard":
+        """Carry the state of ``previous`` (last command, timeout, counters) over to this
+        guard of the same robot with new limits, gravity or configuration; returns self."""
+        if previous.n == self.n:
+            for k in ("last", "_last_ref_ns", "_last_valid_ns", "_last_q", "in_timeout",
+                      "_fallback", "_fallback_sent_ns", "_reported"):
+                setattr(self, k, getattr(previous, k))
+            self.counts = dict(previous.counts)
+        return self
+
     # -- commands ---------------------------------------------------------------------------
     def command(self, tau, stamp_ns: int, q, now_ns: int) -> Optional[np.ndarray]:
         """The command answering a valid state (q, its header stamp) received at ``now_ns``,
