@@ -163,7 +163,7 @@ def test_publisher_dies_fallback_within_state_timeout_plus_one_period(ros):
             stamp = cli.stamp
     finally:
         proc.stop()
-    period = min(0.025, T / 4)                           # the node's watchdog period
+    period = min(0.01, max(0.005, T / 4))                # the node's watchdog period
     print("fallback latency after the last state (s): %s; bound %.3f + %.3f"
           % (["%.3f" % x for x in latencies], T, period))
     # no earlier than the timeout (minus the DDS hop of the last state), within one period;
@@ -203,18 +203,21 @@ def test_flood_of_malformed_messages_node_lives_rss_bounded_next_good_answered(r
         n_cmds = len(cli.cmds)
         base = cli.stamp
         msgs = [malformed(k, base + 1000 + k) for k in range(64)]
-        t = time.monotonic()
         N = 10_000
-        for k in range(N):
-            cli.pub.publish(msgs[k % 64])
-            if k % 500 == 0:
-                ros.executor.spin_once(timeout_sec=0)
-        rate = N / (time.monotonic() - t)
-        ros.spin_for(3.0)
-        assert proc.alive(), proc.describe()
-        rss1 = rss_kb(proc.proc.pid)
+        rss, rates = [rss0], []
+        for flood in range(2):      # the second flood shows whether memory keeps growing
+            t = time.monotonic()
+            for k in range(N):
+                cli.pub.publish(msgs[k % 64])
+                if k % 500 == 0:
+                    ros.executor.spin_once(timeout_sec=0)
+            rates.append(N / (time.monotonic() - t))
+            ros.spin_for(3.0)
+            assert proc.alive(), proc.describe()
+            rss.append(rss_kb(proc.proc.pid))
         good = cli.send(Q0 + 0.1, np.zeros(7), step_ns=10**9)
         assert cli.answered(good), proc.describe()
+        assert ros.spin_until(lambda: len(cli.cmds) > n_cmds, 5)  # commands: another topic
         ref = ldr.gravity_torques(ARM, Q0 + 0.1)
         np.testing.assert_allclose(cli.cmds[-1], ref, atol=1e-9)
         assert len(cli.cmds) == n_cmds + 1              # none for a malformed message
@@ -223,11 +226,12 @@ def test_flood_of_malformed_messages_node_lives_rss_bounded_next_good_answered(r
                       for a in cli.diag)
     finally:
         proc.stop()
-    print("flood: %d malformed messages at %.0f msg/s; the node handled (dropped) %d, the rest "
-          "overflowed the queues; RSS %d -> %d kB (%+.1f%%)"
-          % (N, rate, dropped, rss0, rss1, 100.0 * (rss1 - rss0) / rss0))
+    print("flood: 2 x %d malformed messages at %s msg/s; the node handled (dropped) %d, the "
+          "rest overflowed the queues; RSS %s kB" % (N, ["%.0f" % r for r in rates], dropped,
+                                                     rss))
     assert dropped >= 1000                    # a real flood reached the node
-    assert rss1 - rss0 < 0.05 * rss0 + 2048, (rss0, rss1)
+    assert rss[1] - rss[0] < 0.05 * rss[0], rss
+    assert rss[2] - rss[1] < 0.01 * rss[0], rss      # bounded: no growth per message
 
 
 def test_robot_description_change_is_atomic_and_a_bad_one_is_refused(ros):

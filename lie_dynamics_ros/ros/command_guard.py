@@ -203,7 +203,7 @@ class GuardedCommands:
     def watchdog_period(self) -> float:
         """The fallback comes within this period after ``state_timeout``."""
         T = self.p.state_timeout
-        return 0.025 if T <= 0 else min(0.025, max(0.005, T / 4))
+        return 0.01 if T <= 0 else min(0.01, max(0.005, T / 4))
 
     def _guard_enabled(self) -> bool:
         return True
