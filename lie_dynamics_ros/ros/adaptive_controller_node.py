@@ -236,7 +236,8 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
             # the first call compiles / loads the numba kernels: now, before subscribing
             ctrl = rt.controller
             q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
-            warm_up(self, lambda: ctrl.step(0.0, q0, q0 * 0, q0, q0 * 0, q0 * 0, 1e-3))
+            warm_up(self, lambda: (ctrl.step(0.0, q0, q0 * 0, q0, q0 * 0, q0 * 0, 1e-3),
+                                   ldr.gravity_torques(rt.model, q0)))   # gravity fallback
             ctrl.reset()
             self.reference = None
             self.hold = None

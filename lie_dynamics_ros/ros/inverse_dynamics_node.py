@@ -110,7 +110,9 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
     def _install(self, rt, new_model):
         if new_model:
             q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
-            warm_up(self, lambda: ldr.inverse_dynamics(rt.model, q0, q0 * 0, q0 * 0))
+            # the gravity fallback's kernel too: it must not compile when states are lost
+            warm_up(self, lambda: (ldr.inverse_dynamics(rt.model, q0, q0 * 0, q0 * 0),
+                                   ldr.gravity_torques(rt.model, q0)))
             self.reference = None
         elif self.rt is not None:          # same robot: its state carries over
             carry_over(rt, self.rt)
