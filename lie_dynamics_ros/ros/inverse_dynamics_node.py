@@ -199,6 +199,15 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
         if self.cmd_pub is not None:
             self.cmd_pub.publish(cv.make_command_array(tau[rt.cmd_cols]))
 
+    def _guard_enabled(self):
+        """Timeout, fallback and final zero act only when the node commands a controller
+        (``command_topic``); otherwise joint_torques answers the states one for one."""
+        return self.cmd_pub is not None
+
+    def on_shutdown(self):
+        if self._guard_enabled():
+            super().on_shutdown()
+
     def _command_publishers(self):
         return [p for p in (self.pub, self.cmd_pub) if p is not None]
 
