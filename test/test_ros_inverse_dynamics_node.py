@@ -137,7 +137,7 @@ def test_compensate_gravity_false_and_runtime_gravity_change(ros):
                                Parameter("gravity", value=[0.0, 0.0, -3.7])])
     assert all(r.successful for r in res)
     out = ex.ask(model.joint_names, q, v)
-    model = model.with_gravity([0.0, 0.0, -3.7])
+    model = model.with_gravity(np.array([0.0, 0.0, -3.7]))
     np.testing.assert_allclose(out.effort, ldr.inverse_dynamics(model, q, v, np.zeros(7)),
                                atol=TOL)
     # a bad value is refused, the old one stays
@@ -173,7 +173,7 @@ def test_model_from_robot_description_parameter_and_integer_gravity(ros):
     assert node.source.origin == "parameter robot_description"
     assert node.p.gravity == [0.0, 0.0, -5.0]
     model = ldr.load_urdf(DOUBLE_PENDULUM)
-    model = model.with_gravity([0.0, 0.0, -5.0])
+    model = model.with_gravity(np.array([0.0, 0.0, -5.0]))
     ex = Exchange(ros)
     assert wait_matched(ros, pub=ex.pub, sub=ex.sub)
     q, v = np.array([0.3, -0.4]), np.array([0.1, 0.2])

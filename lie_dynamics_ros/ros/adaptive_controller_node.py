@@ -20,8 +20,10 @@ Services
   ~/reset_parameters (std_srvs/Trigger)   theta_hat <- initial estimate
 
 Without a reference the node holds the position it had when it was enabled (or when its first
-state arrived). Stale states (older than ``state_timeout`` against the node clock, or none for
-that long) give zero torque, reported once, and control resumes when fresh states return.
+state arrived). Every command passes the torque guard (docs/safety.md): no valid state for
+``state_timeout`` gives the ``fallback`` command (repeated at ``fallback_period``), control
+resumes with valid states (the adaptation does not integrate across the gap); slew limit,
+clamping, ``/diagnostics``, a final zero on SIGINT/SIGTERM.
 """
 import sys
 from types import SimpleNamespace
@@ -30,22 +32,30 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos_overriding_options import QoSOverridingOptions
-from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+import lie_dynamics_ros as ldr
 from lie_dynamics_ros.control import AdaptiveGains, AdaptiveSlotineLiController
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
+from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
+                                                GuardedCommands, StatePipeline, carry_over,
+                                                guard_config)
+from lie_dynamics_ros.ros.model_source import ModelSource, Param, Parameters
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
                                               nonnegative_values, positive_values, run_node,
-                                              three_values)
+                                              three_values, warm_up)
+from lie_dynamics_ros.safety import TorqueGuard
 
+#: parameters whose change rebuilds the controller (checked on the model they will meet)
 GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "adapt_body", "payload_only",
                "projection", "initial_parameters", "effort_limits", "compensate_gravity",
                "gravity")
+REBUILD = set(GAIN_PARAMS) | {"robot_description", "urdf_path", "missing_joints",
+                              "hold_positions", "unmeasured_velocity", "velocity_cutoff_hz",
+                              "position_limit_margin"}
 
 PARAMS = [
     Param("lambda_gains", [10.0], "double_array",
@@ -74,16 +84,11 @@ PARAMS = [
     Param("effort_limits", [], "double_array",
           "Torque limits (N m), one value or one per joint (model order); default the URDF "
           "<limit effort>. 0 or negative = no limit.", read_only=False),
-    Param("clamp_efforts", True, "bool",
-          "Clamp the torques to the effort limits and report when it acts."),
     Param("compensate_gravity", True, "bool",
           "Include gravity in the model (and the torques). False for arms whose firmware "
           "already compensates gravity (Franka FCI, KUKA FRI)."),
     Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
           check=three_values),
-    Param("state_timeout", 0.1, "double",
-          "Seconds (node clock) after which a joint state is stale: zero torque until fresh "
-          "states return. <= 0 disables."),
     Param("max_dt", 0.05, "double",
           "Longest time step (s) integrated by the adaptation; longer gaps do not adapt."),
     Param("joints", [], "string_array",
@@ -99,14 +104,14 @@ PARAMS = [
           read_only=True),
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped messages, clamping)."),
-]
+] + GUARD_PARAMS + INPUT_PARAMS
 
 
-def build_controller(model, p, theta_hat=None):
+def build_controller(base, p, theta_hat=None):
     """AdaptiveSlotineLiController from the node's parameter namespace ``p`` (ValueError with
-    a reason on bad gains or sizes). Its model has gravity per compensate_gravity."""
-    n = model.nv
-    model = model.with_gravity(p.gravity if p.compensate_gravity else [0.0, 0.0, 0.0])
+    a reason on bad gains or sizes), on ``base`` with the gravity of compensate_gravity."""
+    n = base.nv
+    model = base.with_gravity(np.array(p.gravity if p.compensate_gravity else [0.0] * 3))
 
     def per_joint(name, vals):
         if len(vals) == 1:
@@ -147,116 +152,150 @@ def _layout(msg, dims):
     return msg
 
 
-class AdaptiveControllerNode(ThrottledWarnings, Node):
-    """The node; ``self.controller`` is the library controller (None until a model)."""
+class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
+    """The node. Everything that depends on the model or the gains lives in ``self.rt``
+    (model, controller, inputs, guard, command columns), replaced as a whole."""
 
     def __init__(self, node_name="adaptive_controller", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.p = declare_parameters(self, PARAMS, on_change=self._on_params)
+        self.params = Parameters(self)
+        self.p = self.params.declare(PARAMS)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
-        self.model = None
-        self.controller = None
-        self.index = None
+        self.rt = None
         self.reference = None
         self.enabled = bool(self.p.start_enabled)
         self.hold = None            # position held without a reference
-        self.stamps = cv.StampMonitor()
         self.last_t_ns = None       # stamp (or receive time) of the last controlled state
-        self.last_state_clock_ns = None
-        self.stale = False
-        self.zero_sent = False
         self.dropped = 0
         self.clamped = 0
         self.controlled = 0         # states answered with a control torque
-        self.stale_events = 0
         self.last_tau = None
-        self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands", 10)
-        self.torque_pub = self.create_publisher(JointState, "joint_torques", 10)
+        self._subscribed = False
+        self.cmd_pub = self.create_publisher(Float64MultiArray, "effort_controller/commands",
+                                             COMMAND_QOS)
+        self.torque_pub = self.create_publisher(JointState, "joint_torques", COMMAND_QOS)
         self.theta_pub = self.create_publisher(Float64MultiArray, "~/parameter_estimates", 10)
         self.error_pub = self.create_publisher(Float64MultiArray, "~/tracking_error", 10)
-        self.create_subscription(
-            JointState, "joint_states", self._on_state, qos_profile_sensor_data,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies())
-        self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
         self.create_service(SetBool, "~/enable", self._srv_enable)
         self.create_service(Trigger, "~/reset_parameters", self._srv_reset)
-        self.add_on_set_parameters_callback(self._check_params)
-        self.source = ModelSource(self, self._set_model)
-        period = self.p.state_timeout / 2 if self.p.state_timeout > 0 else 0.05
-        self.watchdog = self.create_timer(max(0.005, period), self._watchdog)
+        self.source = ModelSource(self, self._adopt, parameters=self.params, start=False)
+        self.params.listen(self._check, self._apply)
+        self._start_guard()
+        self.source.start()    # ValueError (exit 1) if urdf_path is unusable
+
+    @property
+    def model(self):
+        return None if self.rt is None else self.rt.model
+
+    @property
+    def controller(self):
+        return None if self.rt is None else self.rt.controller
+
+    @property
+    def stale(self):
+        """The state timeout is active (the fallback is being sent)."""
+        return self.rt is not None and self.rt.guard.in_timeout
+
+    @property
+    def stale_events(self):
+        """State timeouts so far (of the current model)."""
+        return 0 if self.rt is None else self.rt.guard.counts["timeouts"]
 
     # -- model, gains -------------------------------------------------------------------------
-    def _set_model(self, model, origin):
-        if model.nq != model.nv or any(n != 1 for n in model.joint_nq):
-            return "JointState needs 1-DOF joints; the model has multi-DOF joints"
-        joints = self.p.joints or list(model.joint_names)
-        unknown = [j for j in joints if j not in model.joint_names]
+    def _prepare(self, base, p, theta_hat=None):
+        """(reason, runtime) for model ``base`` and parameters ``p``; nothing is installed."""
+        if base.nq != base.nv or any(n != 1 for n in base.joint_nq):
+            return "JointState needs 1-DOF joints; the model has multi-DOF joints", None
+        joints = p.joints or list(base.joint_names)
+        unknown = [j for j in joints if j not in base.joint_names]
         if unknown:
-            return "parameter joints names %s, not in the model" % unknown
-        if len(set(joints)) != len(joints) or len(joints) != model.nv:
-            return "parameter joints must name every model joint once"
+            return "parameter joints names %s, not in the model" % unknown, None
+        if len(set(joints)) != len(joints) or len(joints) != base.nv:
+            return "parameter joints must name every model joint once", None
         try:
-            controller = build_controller(model, self.p)
-            limits = effort_limits(model, self.p.effort_limits)
+            controller = build_controller(base, p, theta_hat)
+            model = controller.model
+            limits = effort_limits(model, p.effort_limits)
+            inputs = StatePipeline(model, p)
+            guard = TorqueGuard(limits, lambda q: ldr.gravity_torques(model, q), guard_config(p))
         except ValueError as e:
-            return str(e)
-        # the first call compiles / loads the numba kernels: do it now, not on the first state
-        q0 = np.clip(np.zeros(model.nq), model.lower_limits, model.upper_limits)
-        controller.step(0.0, q0, q0 * 0, q0, q0 * 0, q0 * 0, 1e-3)
-        controller.reset()
-        self.model, self.controller, self.limits = model, controller, limits
-        self.index = cv.JointIndex(model.joint_names)
-        self.cmd_cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
-        self.reference = None
-        self.hold = None
-        self.last_t_ns = None
-        self.stamps.reset()
-        self.get_logger().info(
-            "adaptive Slotine-Li on %d joints, adapting %d parameters (%s)" % (
-                model.nv, controller.theta0.size,
-                ", ".join(controller.adapted_bodies) if len(controller.adapted_bodies) < 4
-                else "%d bodies" % len(controller.adapted_bodies)))
+            return str(e), None
+        cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
+        return None, SimpleNamespace(base=base, model=model, controller=controller,
+                                     inputs=inputs, guard=guard, cmd_cols=cols)
+
+    def _adopt(self, base, origin):
+        reason, rt = self._prepare(base, self.p)
+        if reason:
+            return reason
+        self._install(rt, new_model=True)
         return None
 
-    def _check_params(self, params):
-        """Refuse gain changes that do not fit the model (sizes), before they are applied.
-        Type errors are left to the typed validation of declare_parameters."""
-        if self.model is None:
-            return SetParametersResult(successful=True)
-        staged = {p.name: p.value for p in params if p.name in GAIN_PARAMS}
-        if not staged:
-            return SetParametersResult(successful=True)
-        trial = SimpleNamespace(**vars(self.p))
-        kinds = {s.name: s.kind for s in PARAMS}
-        try:
-            for name, value in staged.items():
-                if kinds[name] == "double_array":
-                    value = [float(x) for x in value]
-                elif kinds[name] == "bool" and not isinstance(value, bool):
-                    raise TypeError(name)
-                setattr(trial, name, value)
-        except (TypeError, ValueError):
-            return SetParametersResult(successful=True)
-        try:
-            build_controller(self.model, trial)
-            effort_limits(self.model, trial.effort_limits)
-        except ValueError as e:
-            return SetParametersResult(successful=False, reason=str(e))
-        return SetParametersResult(successful=True)
+    def _install(self, rt, new_model):
+        if new_model:
+            # the first call compiles / loads the numba kernels: now, before subscribing
+            ctrl = rt.controller
+            q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
+            warm_up(self, lambda: (ctrl.step(0.0, q0, q0 * 0, q0, q0 * 0, q0 * 0, 1e-3),
+                                   ldr.gravity_torques(rt.model, q0)))   # gravity fallback
+            ctrl.reset()
+            self.reference = None
+            self.hold = None
+            self.last_t_ns = None
+        elif self.rt is not None:          # same robot: its state carries over
+            carry_over(rt, self.rt)
+        self.rt = rt
+        if new_model:
+            self.get_logger().info(
+                "adaptive Slotine-Li on %d joints, adapting %d parameters (%s)" % (
+                    rt.model.nv, rt.controller.theta0.size,
+                    ", ".join(rt.controller.adapted_bodies)
+                    if len(rt.controller.adapted_bodies) < 4
+                    else "%d bodies" % len(rt.controller.adapted_bodies)))
+        if not self._subscribed:
+            self._subscribed = True
+            self.create_subscription(
+                JointState, "joint_states", self._on_state, qos_profile_sensor_data,
+                qos_overriding_options=QoSOverridingOptions.with_default_policies())
+            for topic in self.p.source_list:
+                self.create_subscription(JointState, topic, self._on_source,
+                                         qos_profile_sensor_data)
+            self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
 
-    def _on_params(self, names):
+    def _check(self, trial, names):
+        """Validate a parameter update against the model it will meet (the new one when
+        urdf_path or robot_description change with it); nothing is applied here."""
+        if not names & REBUILD:
+            return None, None
+        try:
+            base, origin = self.source.load_staged(trial, names)
+        except ValueError as e:
+            return str(e), None
+        if base is None:
+            if self.rt is None:
+                return None, None
+            base = self.rt.base
+        keep = None
+        if origin is None and self.rt is not None and not (
+                {"payload_only", "adapt_body", "initial_parameters"} & names):
+            keep = self.rt.controller.theta_hat
+        reason, rt = self._prepare(base, trial, keep)
+        return reason, (rt, origin)
+
+    def _apply(self, names, prepared):
         self.throttle.period_s = self.p.log_throttle_sec
-        if self.controller is None:
-            return
-        if "adapt" in names:
-            self.controller.adapt = self.p.adapt
-        if any(n in GAIN_PARAMS for n in names):
-            keep = None
-            if not ({"payload_only", "adapt_body", "initial_parameters"} & set(names)):
-                keep = self.controller.theta_hat
-            self.controller = build_controller(self.model, self.p, keep)
-            self.limits = effort_limits(self.model, self.p.effort_limits)
-            self.get_logger().info("gains updated (%s)" % ", ".join(names))
+        if prepared is not None and prepared[0] is not None:
+            rt, origin = prepared
+            self._install(rt, new_model=origin is not None)
+            if origin is not None:
+                self.source.adopted(origin)
+            elif set(names) & set(GAIN_PARAMS):
+                self.get_logger().info("gains updated (%s)" % ", ".join(names))
+        if self.rt is not None:
+            self.rt.controller.adapt = self.p.adapt
+            self.rt.guard.configure(guard_config(self.p))
+        if {"state_timeout", "diagnostics_period"} & set(names):
+            self._restart_guard_timers()
 
     # -- services ------------------------------------------------------------------------------
     def _srv_enable(self, request, response):
@@ -267,12 +306,15 @@ class AdaptiveControllerNode(ThrottledWarnings, Node):
             self.reference = None
             self.hold = None
             self.last_t_ns = None
-            self.zero_sent = False
+            if self.rt is not None:     # a fresh guard: no timeout from before the pause
+                old = self.rt.guard
+                self.rt.guard = TorqueGuard(old.limits, old.gravity_fn, old.config)
             response.message = "enabled"
             self.get_logger().info("controller enabled")
         elif not request.data and self.enabled:
             self.enabled = False
-            self._send_zero()
+            if self.rt is not None:
+                self._send(self.rt.guard.final(), None)
             response.message = "disabled: zero torque sent"
             self.get_logger().info("controller disabled, zero torque sent")
         else:
@@ -281,20 +323,19 @@ class AdaptiveControllerNode(ThrottledWarnings, Node):
         return response
 
     def _srv_reset(self, request, response):
-        if self.controller is None:
+        if self.rt is None:
             response.success, response.message = False, "no robot model yet"
             return response
-        self.controller.set_theta_hat(self.controller.theta0)
+        self.rt.controller.set_theta_hat(self.rt.controller.theta0)
         response.success, response.message = True, "parameter estimates reset"
         self.get_logger().info("parameter estimates reset")
         return response
 
     # -- messages ------------------------------------------------------------------------------
     def _on_reference(self, msg):
-        if self.model is None:
-            return self._drop("reference", "no robot model yet")
+        rt = self.rt
         ref, reason = cv.TrajectoryReference.from_msg(
-            msg, self.index, self.get_clock().now().nanoseconds)
+            msg, rt.inputs.index, self.get_clock().now().nanoseconds)
         if reason is None and ref.q is None:
             reason = "the reference needs positions"
         if reason:
@@ -304,52 +345,29 @@ class AdaptiveControllerNode(ThrottledWarnings, Node):
     def _now_ns(self):
         return self.get_clock().now().nanoseconds
 
-    def _go_stale(self, why):
-        if not self.stale:
-            self.stale = True
-            self.stale_events += 1
-            self.get_logger().warning("joint states are stale (%s): sending zero torque" % why)
-        if not self.zero_sent:
-            self._send_zero()
+    def _guard_enabled(self):
+        return self.enabled
 
-    def _send_zero(self):
-        if self.model is None:
-            return
-        self._publish(np.zeros(self.model.nv))
-        self.zero_sent = True
-
-    def _watchdog(self):
-        timeout = self.p.state_timeout
-        if not (self.enabled and timeout > 0 and self.last_state_clock_ns is not None):
-            return
-        if self._now_ns() - self.last_state_clock_ns > timeout * 1e9:
-            self._go_stale("none for %.3f s" % timeout)
+    def _on_source(self, msg):
+        reason = self.rt.inputs.secondary(msg, self._now_ns())
+        if reason:
+            self._drop("source_list", reason)
 
     def _on_state(self, msg):
-        if self.model is None:
-            return self._drop("joint_states", "no robot model yet")
-        js, reason = cv.parse_joint_state(msg, self.index, need=("position", "velocity"),
-                                          optional=())
-        if reason is None:
-            reason = self.stamps.check(js.stamp_ns)
+        rt = self.rt
+        now = self._now_ns()
+        st, notes, reason = rt.inputs.state(msg, now)
         if reason:
             return self._drop("joint_states", reason)
-        self.stamps.accept(js.stamp_ns)
-        now = self._now_ns()
-        self.last_state_clock_ns = now
+        for note in notes:
+            self.get_logger().warning(note)
         if not self.enabled:
+            rt.inputs.accept(st[0])
             return
-        t_ns = js.stamp_ns or now
-        timeout = self.p.state_timeout
-        if timeout > 0 and js.stamp_ns and now > 0 and now - js.stamp_ns > timeout * 1e9:
-            self.last_state_clock_ns = js.stamp_ns
-            return self._go_stale("stamp %.3f s old" % ((now - js.stamp_ns) * 1e-9))
-        if self.stale:
-            self.stale = False
+        stamp, q, v = st
+        t_ns = stamp or now
+        if rt.guard.in_timeout:
             self.last_t_ns = None          # no adaptation across the gap
-            self.get_logger().info("fresh joint states again: control resumed")
-        self.zero_sent = False
-        q, v = js.position, js.velocity
         if self.hold is None:
             self.hold = q.copy()
         q_d, v_d, a_d = self.hold.copy(), np.zeros_like(q), np.zeros_like(q)
@@ -363,39 +381,37 @@ class AdaptiveControllerNode(ThrottledWarnings, Node):
             if not 0.0 < dt <= self.p.max_dt:
                 dt = 0.0
         try:
-            tau = self.controller.step(t_ns * 1e-9, q, v, q_d, v_d, a_d, dt)
+            tau = rt.controller.step(t_ns * 1e-9, q, v, q_d, v_d, a_d, dt)
         except ValueError as e:
             return self._drop("joint_states", "controller refused the state: %s" % e)
-        if not np.all(np.isfinite(tau)):
-            return self._drop("joint_states", "non-finite torques")
+        if self._guard_command(rt, tau, stamp, q, now) is None:
+            return
+        rt.inputs.accept(stamp)
         self.last_t_ns = t_ns
-        if self.p.clamp_efforts:
-            tau, acted = cv.clamp_efforts(tau, self.limits)
-            if acted.any():
-                self.clamped += 1
-                names = [n for n, x in zip(self.model.joint_names, acted) if x]
-                self._warn("clamp", "clamped torques to the effort limits on %s" % names)
         self.controlled += 1
-        self._publish(tau, js.stamp_ns)
         k = self.p.monitor_decimation
         if k > 0 and self.controlled % k == 0:
             self._publish_monitors()
 
-    def _publish(self, tau, stamp_ns=None):
+    def _send(self, tau, stamp_ns):
         """Torques on both outputs; joint_torques carries ``stamp_ns`` (the answered state's
-        stamp) or, for a zero command of our own, the node clock's now."""
+        stamp) or, for a command of our own (fallback, zero), the node clock's now."""
+        rt = self.rt
         self.last_tau = tau
         if self.p.publish_command_array:
-            self.cmd_pub.publish(cv.make_command_array(tau[self.cmd_cols]))
+            self.cmd_pub.publish(cv.make_command_array(tau[rt.cmd_cols]))
         if self.p.publish_joint_torques:
             if stamp_ns is None:
                 stamp_ns = max(0, self._now_ns())
-            self.torque_pub.publish(cv.make_joint_state(self.model.joint_names, stamp_ns,
+            self.torque_pub.publish(cv.make_joint_state(rt.model.joint_names, stamp_ns,
                                                         effort=tau))
 
+    def _command_publishers(self):
+        return [self.cmd_pub, self.torque_pub]
+
     def _publish_monitors(self):
-        st = self.controller.state
-        n = self.model.nv
+        st = self.rt.controller.state
+        n = self.rt.model.nv
         th = Float64MultiArray()
         _layout(th, [("parameter", st.theta_hat.size)])
         th.data = cv.to_float_array(st.theta_hat)

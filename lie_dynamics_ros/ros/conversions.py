@@ -11,7 +11,8 @@ Conventions (docs/ros.md):
   model does not know are ignored, a model joint that is missing rejects the message;
 - only the fields a node uses are checked for NaN/Inf, and only for the model's joints, because
   joint_state_broadcaster fills missing interfaces with NaN (ros2_controllers PR #1572);
-- an empty ``velocity`` array means "not measured" and reads as zero velocity;
+- an empty ``velocity`` array means "not measured": ``parse_joint_state`` returns zeros; the
+  commanding nodes estimate it instead (``command_guard.StatePipeline``, docs/safety.md);
 - stamps are integers in nanoseconds; a stamp of zero means "not stamped".
 """
 import array

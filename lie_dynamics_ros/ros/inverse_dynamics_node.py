@@ -4,10 +4,12 @@ Subscribes ``joint_states`` (sensor-data QoS, overridable with ``qos_overrides``
 optional ``reference`` (trajectory_msgs/JointTrajectory, desired accelerations). For every
 accepted state it publishes ``joint_torques`` (sensor_msgs/JointState: the model's joint
 names, ``effort`` = tau, header stamp copied) and, when ``command_topic`` is set, a
-std_msgs/Float64MultiArray in ``joints`` order for forward_command_controller. Parameters and
-topics: docs/ros.md.
+std_msgs/Float64MultiArray in ``joints`` order for forward_command_controller. Every command
+passes the torque guard (timeout + fallback, slew limit, clamping; docs/safety.md), and
+``/diagnostics`` reports it. Parameters and topics: docs/ros.md, docs/safety.md.
 """
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 from rclpy.node import Node
@@ -19,8 +21,11 @@ from trajectory_msgs.msg import JointTrajectory
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
-from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, three_values
+from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
+                                                GuardedCommands, StatePipeline, carry_over,
+                                                guard_config, make_guard)
+from lie_dynamics_ros.ros.model_source import ModelSource, Param, Parameters
+from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, three_values, warm_up
 
 PARAMS = [
     Param("compensate_gravity", True, "bool",
@@ -28,109 +33,183 @@ PARAMS = [
           "compensates gravity (Franka FCI, KUKA FRI)."),
     Param("gravity", [0.0, 0.0, -9.81], "double_array",
           "Gravity in the world frame, m/s^2.", check=three_values),
-    Param("clamp_efforts", True, "bool",
-          "Clamp the torques to the URDF <limit effort> and report when it acts."),
     Param("command_topic", "", "string",
           "If set, also publish the torques as std_msgs/Float64MultiArray in `joints` order "
           "(forward_command_controller with interface_name: effort), e.g. "
-          "/effort_controller/commands.", read_only=True),
+          "/effort_controller/commands. Reliable QoS.", read_only=True),
     Param("joints", [], "string_array",
           "Joint order of command_topic; default: the model's joint order.", read_only=True),
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings about dropped or clamped messages."),
-]
+] + GUARD_PARAMS + INPUT_PARAMS
+
+#: parameters whose change rebuilds the per-model state (checked before it is applied)
+REBUILD = {"compensate_gravity", "gravity", "robot_description", "urdf_path", "source_list",
+           "missing_joints", "hold_positions", "unmeasured_velocity", "velocity_cutoff_hz",
+           "position_limit_margin"}
 
 
-class InverseDynamicsNode(ThrottledWarnings, Node):
-    """Thin node: validate -> ldr.inverse_dynamics -> clamp -> publish."""
+class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
+    """Thin node: validate -> ldr.inverse_dynamics -> torque guard -> publish.
+
+    Everything that depends on the model lives in ``self.rt`` (model, inputs, guard,
+    command columns), replaced as a whole: a message is served by one model only.
+    """
 
     def __init__(self, node_name="inverse_dynamics", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.p = declare_parameters(self, PARAMS, on_change=self._on_params)
+        self.params = Parameters(self)
+        self.p = self.params.declare(PARAMS)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
-        self.model = None
-        self.index = None
+        self.rt = None
         self.reference = None
-        self.stamps = cv.StampMonitor()
         self.dropped = 0       # rejected messages, for tests and diagnostics
         self.clamped = 0       # published messages in which clamping acted
-        self.pub = self.create_publisher(JointState, "joint_torques", 10)
+        self._subscribed = False
+        self.pub = self.create_publisher(JointState, "joint_torques", COMMAND_QOS)
         self.cmd_pub = None
         if self.p.command_topic:
-            self.cmd_pub = self.create_publisher(Float64MultiArray, self.p.command_topic, 10)
-        self.create_subscription(
-            JointState, "joint_states", self._on_state, qos_profile_sensor_data,
-            qos_overriding_options=QoSOverridingOptions.with_default_policies())
-        self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
-        self.source = ModelSource(self, self._set_model)
+            self.cmd_pub = self.create_publisher(Float64MultiArray, self.p.command_topic,
+                                                 COMMAND_QOS)
+        self.source = ModelSource(self, self._adopt, parameters=self.params, start=False)
+        self.params.listen(self._check, self._apply)
+        self._start_guard()
+        self.source.start()    # ValueError (exit 1) if urdf_path is unusable
+
+    @property
+    def model(self):
+        return None if self.rt is None else self.rt.model
 
     # -- model and parameters ---------------------------------------------------------------
-    def _set_model(self, model, origin):
-        if model.nq != model.nv or any(n != 1 for n in model.joint_nq):
-            return "JointState needs 1-DOF joints; the model has multi-DOF joints"
-        joints = self.p.joints or list(model.joint_names)
-        unknown = [j for j in joints if j not in model.joint_names]
+    def _prepare(self, base, p):
+        """(reason, runtime) for model ``base`` and parameters ``p``; nothing is installed."""
+        if base.nq != base.nv or any(n != 1 for n in base.joint_nq):
+            return "JointState needs 1-DOF joints; the model has multi-DOF joints", None
+        joints = p.joints or list(base.joint_names)
+        unknown = [j for j in joints if j not in base.joint_names]
         if unknown:
-            return "parameter joints names %s, not in the model" % unknown
-        self.model = model
-        self.index = cv.JointIndex(model.joint_names)
-        self.cmd_cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
-        self.limits = cv.finite_limits(model.effort_limits)
-        self.reference = None
-        self.stamps.reset()
-        self._apply_gravity()
+            return "parameter joints names %s, not in the model" % unknown, None
+        model = base.with_gravity(np.array(p.gravity if p.compensate_gravity else [0.0] * 3))
+        try:
+            inputs = StatePipeline(model, p)
+            guard = make_guard(model, p, lambda q: ldr.gravity_torques(model, q))
+        except ValueError as e:
+            return str(e), None
+        cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
+        return None, SimpleNamespace(base=base, model=model, inputs=inputs, guard=guard,
+                                     cmd_cols=cols)
+
+    def _adopt(self, base, origin):
+        """A model from the start-up parameters or the topic: prepare, warm up, install."""
+        reason, rt = self._prepare(base, self.p)
+        if reason:
+            return reason
+        self._install(rt, new_model=True)
         return None
 
-    def _apply_gravity(self):
-        if self.model is not None:
-            g = self.p.gravity if self.p.compensate_gravity else [0.0, 0.0, 0.0]
-            self.model = self.model.with_gravity(np.array(g, dtype=float))
+    def _install(self, rt, new_model):
+        if new_model:
+            q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
+            # the gravity fallback's kernel too: it must not compile when states are lost
+            warm_up(self, lambda: (ldr.inverse_dynamics(rt.model, q0, q0 * 0, q0 * 0),
+                                   ldr.gravity_torques(rt.model, q0)))
+            self.reference = None
+        elif self.rt is not None:          # same robot: its state carries over
+            carry_over(rt, self.rt)
+        self.rt = rt
+        if not self._subscribed:          # subscribe once the kernels are compiled
+            self._subscribed = True
+            self.create_subscription(
+                JointState, "joint_states", self._on_state, qos_profile_sensor_data,
+                qos_overriding_options=QoSOverridingOptions.with_default_policies())
+            for topic in self.p.source_list:
+                self.create_subscription(JointState, topic, self._on_source,
+                                         qos_profile_sensor_data)
+            self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
 
-    def _on_params(self, names):
+    def _check(self, trial, names):
+        if not names & REBUILD:
+            return None, None
+        try:
+            base, origin = self.source.load_staged(trial, names)
+        except ValueError as e:
+            return str(e), None
+        if base is None:
+            if self.rt is None:
+                return None, None
+            base = self.rt.base
+        reason, rt = self._prepare(base, trial)
+        return reason, (rt, origin)
+
+    def _apply(self, names, prepared):
         self.throttle.period_s = self.p.log_throttle_sec
-        self._apply_gravity()
+        if prepared is not None and prepared[0] is not None:
+            rt, origin = prepared
+            self._install(rt, new_model=origin is not None)
+            if origin is not None:
+                self.source.adopted(origin)
+        if self.rt is not None:
+            self.rt.guard.configure(guard_config(self.p))
+        if {"state_timeout", "diagnostics_period"} & set(names):
+            self._restart_guard_timers()
 
     # -- callbacks ----------------------------------------------------------------------------
     def _on_reference(self, msg):
-        if self.model is None:
+        rt = self.rt
+        if rt is None:
             return self._drop("reference", "no robot model yet")
         ref, reason = cv.TrajectoryReference.from_msg(
-            msg, self.index, self.get_clock().now().nanoseconds)
+            msg, rt.inputs.index, self.get_clock().now().nanoseconds)
         if reason:
             return self._drop("reference", reason)
         self.reference = ref
 
+    def _on_source(self, msg):
+        rt = self.rt
+        reason = rt.inputs.secondary(msg, self.get_clock().now().nanoseconds)
+        if reason:
+            self._drop("source_list", reason)
+
     def _on_state(self, msg):
-        if self.model is None:
-            return self._drop("joint_states", "no robot model yet")
-        js, reason = cv.parse_joint_state(msg, self.index)
-        if reason is None:
-            reason = self.stamps.check(js.stamp_ns)
+        rt = self.rt
+        now = self.get_clock().now().nanoseconds
+        st, notes, reason = rt.inputs.state(msg, now)
         if reason:
             return self._drop("joint_states", reason)
-        a = np.zeros(self.model.nv)
+        for note in notes:
+            self.get_logger().warning(note)
+        stamp, q, v = st
+        a = np.zeros(rt.model.nv)
         if self.reference is not None:
-            t = js.stamp_ns or self.get_clock().now().nanoseconds
-            _, _, a_ref = self.reference.sample(t)
+            _, _, a_ref = self.reference.sample(stamp or now)
             if a_ref is not None:
                 a = a_ref
         try:
-            tau = ldr.inverse_dynamics(self.model, js.position, js.velocity, a)
+            tau = ldr.inverse_dynamics(rt.model, q, v, a)
         except ValueError as e:
             return self._drop("joint_states", "inverse dynamics refused the state: %s" % e)
-        if not np.all(np.isfinite(tau)):
-            return self._drop("joint_states", "non-finite torques")
-        if self.p.clamp_efforts:
-            tau, acted = cv.clamp_efforts(tau, self.limits)
-            if acted.any():
-                self.clamped += 1
-                names = [n for n, x in zip(self.model.joint_names, acted) if x]
-                self._warn("clamp", "clamped efforts to the URDF limits on %s" % names)
-        self.stamps.accept(js.stamp_ns)
-        self.pub.publish(cv.make_joint_state(self.model.joint_names, js.stamp_ns, effort=tau,
-                                             frame_id=msg.header.frame_id))
+        if self._guard_command(rt, tau, stamp, q, now) is not None:
+            rt.inputs.accept(stamp)
+
+    def _send(self, tau, stamp_ns):
+        rt = self.rt
+        if stamp_ns is None:
+            stamp_ns = max(0, self.get_clock().now().nanoseconds)
+        self.pub.publish(cv.make_joint_state(rt.model.joint_names, stamp_ns, effort=tau))
         if self.cmd_pub is not None:
-            self.cmd_pub.publish(cv.make_command_array(tau[self.cmd_cols]))
+            self.cmd_pub.publish(cv.make_command_array(tau[rt.cmd_cols]))
+
+    def _guard_enabled(self):
+        """Timeout, fallback and final zero act only when the node commands a controller
+        (``command_topic``); otherwise joint_torques answers the states one for one."""
+        return self.cmd_pub is not None
+
+    def on_shutdown(self):
+        if self._guard_enabled():
+            super().on_shutdown()
+
+    def _command_publishers(self):
+        return [p for p in (self.pub, self.cmd_pub) if p is not None]
 
 
 def main(args=None):

@@ -8,9 +8,12 @@ The model comes from, in this order (docs/ros.md, spec §3.4):
 3. else the topic ``robot_description`` (std_msgs/String, reliable + transient-local, as
    robot_state_publisher publishes it).
 
-A malformed URDF never takes the node down: it is logged and ignored, the node keeps the model
-it had (or waits for one). Setting ``robot_description`` or ``urdf_path`` at run time reloads
-the model; a bad value is refused by the set-parameters call.
+A malformed URDF never takes a running node down: it is logged and ignored, the node keeps
+the model it had (or waits for one). Setting ``robot_description`` or ``urdf_path`` at run
+time reloads the model; a bad value is refused by the set-parameters call. At start-up, a
+``urdf_path`` that cannot be loaded is a configuration error: ``ModelSource`` raises
+ValueError (the console script prints one line and exits with status 1) instead of waiting
+forever on the topic.
 """
 import math
 import os
@@ -61,6 +64,8 @@ def _coerce(spec: Param, value):
     elif k == "double_array":
         if isinstance(value, (bytes, bytearray)) and len(value) == 0:
             return []
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return [float(value)]      # a scalar gain: one value for every joint
         if hasattr(value, "__len__") and not isinstance(value, str) and all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
             return [float(x) for x in value]
@@ -86,37 +91,89 @@ def _validate(spec: Param, value):
     return value
 
 
+class Parameters:
+    """The declared parameters of a node, validated in the on-set callback and applied in the
+    post-set callback (rclpy's two stages), so that an update refused by any check changes
+    nothing: neither the values nor the state built from them.
+
+    ``declare(specs)`` declares and returns the namespace of typed values (``self.values``).
+    ``listen(check, apply)``, called once after every declaration:
+
+    - ``check(trial, names)``: ``trial`` is a copy of the values with the staged ones; returns
+      ``(reason, prepared)``: a reason string refuses the whole update; ``prepared`` is any
+      object built from ``trial`` (a new model, a new controller) and handed to ``apply``;
+    - ``apply(names, prepared)``: after rclpy has accepted the update (values already set).
+    """
+
+    def __init__(self, node):
+        self.node = node
+        self.values = SimpleNamespace()
+        self.specs = {}
+        self._pending = None
+
+    def declare(self, specs: List[Param]):
+        for s in specs:
+            desc = ParameterDescriptor(description=s.description, read_only=s.read_only,
+                                       dynamic_typing=True)
+            default = (None if isinstance(s.default, (list, tuple)) and not s.default
+                       else s.default)
+            p = self.node.declare_parameter(s.name, default, desc)
+            setattr(self.values, s.name, _validate(s, p.value))
+            self.specs[s.name] = s
+        return self.values
+
+    def stage(self, params):
+        """Typed validation of a set-parameters request: (trial namespace, names) or a
+        ValueError naming the parameter."""
+        staged = {p.name: _validate(self.specs[p.name], p.value)
+                  for p in params if p.name in self.specs}
+        trial = SimpleNamespace(**vars(self.values))
+        for name, v in staged.items():
+            setattr(trial, name, v)
+        return trial, set(staged)
+
+    def listen(self, check: Optional[Callable] = None, apply: Optional[Callable] = None):
+        def on_set(params):
+            try:
+                trial, names = self.stage(params)
+            except ValueError as e:
+                return SetParametersResult(successful=False, reason=str(e))
+            prepared = None
+            if names and check is not None:
+                reason, prepared = check(trial, names)
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
+            self._pending = (_key(params), trial, names, prepared)
+            return SetParametersResult(successful=True)
+
+        def post_set(params):
+            pending, self._pending = self._pending, None
+            if pending is None or pending[0] != _key(params):
+                return          # refused by another callback, or not ours
+            _, trial, names, prepared = pending
+            for name in names:
+                setattr(self.values, name, getattr(trial, name))
+            if names and apply is not None:
+                apply(sorted(names), prepared)
+
+        self.node.add_on_set_parameters_callback(on_set)
+        self.node.add_post_set_parameters_callback(post_set)
+
+
+def _key(params):
+    return tuple((p.name, repr(p.value)) for p in params)
+
+
 def declare_parameters(node, specs: List[Param], on_change: Optional[Callable] = None):
     """Declare ``specs`` on ``node`` and return a namespace of typed values.
 
     Values set later (``ros2 param set``) are validated the same way; read-only ones are
     refused by rclpy. After a successful change ``on_change(names)`` is called. Raises
-    ValueError at start-up for a value of the wrong type.
+    ValueError at start-up for a value of the wrong type. (Simple form of ``Parameters``.)
     """
-    by_name = {s.name: s for s in specs}
-    values = SimpleNamespace()
-    for s in specs:
-        desc = ParameterDescriptor(description=s.description, read_only=s.read_only,
-                                   dynamic_typing=True)
-        default = None if isinstance(s.default, (list, tuple)) and not s.default else s.default
-        p = node.declare_parameter(s.name, default, desc)
-        setattr(values, s.name, _validate(s, p.value))
-
-    def on_set(params):
-        staged = {}
-        for p in params:
-            if p.name in by_name:
-                try:
-                    staged[p.name] = _validate(by_name[p.name], p.value)
-                except ValueError as e:
-                    return SetParametersResult(successful=False, reason=str(e))
-        for name, v in staged.items():
-            setattr(values, name, v)
-        if staged and on_change is not None:
-            on_change(sorted(staged))
-        return SetParametersResult(successful=True)
-
-    node.add_on_set_parameters_callback(on_set)
+    ps = Parameters(node)
+    values = ps.declare(specs)
+    ps.listen(apply=None if on_change is None else lambda names, _: on_change(names))
     return values
 
 
@@ -173,36 +230,74 @@ class ModelSource:
     ``origin`` is "parameter robot_description", "urdf_path <path>" or "topic <name>".
     """
 
+    PARAMS = [
+        Param("robot_description", "", "string",
+              "URDF XML of the robot. Takes precedence over urdf_path and the topic."),
+        Param("urdf_path", "", "string",
+              "URDF file, used when robot_description is empty. Absolute, relative to "
+              "the working directory, or a file name in the package's urdf/ folder."),
+    ]
+    NAMES = ("robot_description", "urdf_path")
+
     def __init__(self, node, on_model: Callable[[Any, str], Optional[str]],
-                 topic: str = "robot_description"):
+                 topic: str = "robot_description", parameters: Optional[Parameters] = None,
+                 start: bool = True):
+        """With ``parameters`` (a node's ``Parameters``), the two parameters join them and
+        run-time changes go through the node's check/apply (``load_staged``/``adopted``);
+        without, ModelSource declares them and reloads in its own on-set callback."""
         self.node = node
         self.on_model = on_model
         self.topic = topic
         self.origin: Optional[str] = None
         self.rejected = 0      # malformed or refused descriptions so far
         self._sub = None
-        self.params = declare_parameters(node, [
-            Param("robot_description", "", "string",
-                  "URDF XML of the robot. Takes precedence over urdf_path and the topic."),
-            Param("urdf_path", "", "string",
-                  "URDF file, used when robot_description is empty. Absolute, relative to "
-                  "the working directory, or a file name in the package's urdf/ folder."),
-        ])
-        node.add_on_set_parameters_callback(self._on_set)
-        self._start()
+        if parameters is not None:
+            self.params = parameters.declare(self.PARAMS)
+        else:
+            self.params = declare_parameters(node, self.PARAMS)
+            node.add_on_set_parameters_callback(self._on_set)
+        if start:
+            self.start()
 
     @property
     def has_model(self) -> bool:
         return self.origin is not None
 
-    def _start(self):
+    def start(self):
+        """Load from the parameters, else subscribe to the topic. ValueError when urdf_path
+        is set (and robot_description is not) but gives no usable model."""
         if self.params.robot_description and self._try(
                 self.params.robot_description, False, "parameter robot_description"):
             return
-        if self.params.urdf_path and self._try(
-                self.params.urdf_path, True, "urdf_path %s" % self.params.urdf_path):
-            return
+        if self.params.urdf_path and not self.params.robot_description:
+            reason = self._load(self.params.urdf_path, True,
+                                "urdf_path %s" % self.params.urdf_path)
+            if reason is None:
+                return
+            raise ValueError("cannot use urdf_path '%s': %s" % (self.params.urdf_path, reason))
         self._subscribe()
+
+    # -- staged changes (Parameters.listen) ------------------------------------------------
+    def load_staged(self, trial, names):
+        """For a check callback: (model, origin) for a staged change of robot_description or
+        urdf_path, (None, None) when neither changes. Raises ValueError with the reason."""
+        for name in self.NAMES:
+            value = getattr(trial, name)
+            if name in names and value:
+                is_path = name == "urdf_path"
+                origin = "urdf_path %s" % value if is_path else "parameter robot_description"
+                try:
+                    return load_model(value, is_path), origin
+                except ValueError as e:
+                    self.rejected += 1
+                    self.node.get_logger().error("refusing new %s: %s" % (name, e))
+                    raise
+        return None, None
+
+    def adopted(self, origin):
+        """The node has installed a model loaded by ``load_staged``."""
+        self.origin = origin
+        self.node.get_logger().info("robot model loaded from %s" % origin)
 
     def _subscribe(self):
         from std_msgs.msg import String

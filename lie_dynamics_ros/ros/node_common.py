@@ -1,8 +1,10 @@
 """What the three nodes share: the console-script ``main``, parameter validators and
 throttled warnings.
 
-- ``run_node(cls, name, args)``: ``rclpy.init``, spin ``cls()``, clean shutdown; a bad
-  parameter value at start-up (``ValueError``) prints one line and returns exit code 1.
+- ``run_node(cls, name, args)``: ``rclpy.init``, spin ``cls()``, SIGINT/SIGTERM -> the node's
+  ``on_shutdown()`` then a clean shutdown; a bad configuration at start-up (``ValueError``)
+  prints one line and returns exit code 1;
+- ``warm_up(node, fn)``: compile the kernels before subscribing, logged when the cache is cold.
 - Validators for ``model_source.Param(check=...)``: each takes the typed value and returns
   None or a reason string.
 - ``ThrottledWarnings``: a mixin giving a node ``_warn(key, text)`` (at most once per
@@ -16,28 +18,82 @@ import sys
 
 
 def run_node(cls, name, args=None) -> int:
-    """Console-script body of a node: spin ``cls()`` until Ctrl-C or an external shutdown.
+    """Console-script body of a node: spin ``cls()`` until SIGINT, SIGTERM or an external
+    shutdown.
 
-    Returns 0, or 1 when the node refused its parameters at start-up (``ValueError``), after
-    printing ``"<name>: <reason>"`` on stderr. ``args`` are rclpy's (``--ros-args ...``).
+    Returns 0, or 1 when the node refused its configuration at start-up (``ValueError``: a
+    bad parameter value, a urdf_path that cannot be loaded), after printing
+    ``"<name>: <reason>"`` on stderr, without a traceback. ``args`` are rclpy's.
+
+    SIGINT and SIGTERM (what Docker and systemd send) are handled here, not by rclpy: they
+    end the spin loop while the context is still valid, so that the node's ``on_shutdown()``
+    (if it has one) can publish its final command; then the node is destroyed and rclpy shut
+    down. A signal during start-up (e.g. while kernels compile) ends the node right after.
     """
+    import signal
     import rclpy
-    from rclpy.executors import ExternalShutdownException
-    rclpy.init(args=args)
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+    stop = []
+
+    def on_signal(signum, frame):
+        stop.append(signum)
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
+    executor = None
     try:
         node = cls()
-        rclpy.spin(node)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop and rclpy.ok():
+            executor.spin_once(timeout_sec=0.05)
+        if stop and hasattr(node, "on_shutdown"):
+            node.on_shutdown()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except ValueError as e:  # bad parameter values at start-up
+    except ValueError as e:  # bad configuration at start-up
         print("%s: %s" % (name, e), file=sys.stderr)
         return 1
     finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=0.5)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        for s, h in old.items():
+            signal.signal(s, h)
     return 0
+
+
+def numba_cache_cold() -> bool:
+    """True when numba's cache holds no compiled kernel of the package (a first run).
+
+    The cache is ``$NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` folders of the
+    package (numba's default for ``cache=True``)."""
+    import glob
+    import os
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if not cache_dir:
+        import lie_dynamics_ros
+        cache_dir = os.path.dirname(lie_dynamics_ros.__file__)
+    return not glob.glob(os.path.join(cache_dir, "**", "*.nbi"), recursive=True)
+
+
+def warm_up(node, fn):
+    """Run ``fn()`` (a first call of the kernels a node uses) before the node subscribes,
+    saying so when the compile cache is cold; returns the seconds it took."""
+    import time
+    cold = numba_cache_cold()
+    if cold:
+        node.get_logger().info("compiling numba kernels (first run only)")
+    t = time.monotonic()
+    fn()
+    dt = time.monotonic() - t
+    if cold:
+        node.get_logger().info("kernels compiled in %.1f s" % dt)
+    return dt
 
 
 # ---------------------------------------------------------------------------------------------

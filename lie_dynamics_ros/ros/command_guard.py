@@ -1,0 +1,273 @@
+"""The torque guard and the input pipeline of the commanding nodes (inverse_dynamics_node with
+``command_topic``, adaptive_controller_node): the same parameters with the same meaning.
+
+The logic is ROS-free (``lie_dynamics_ros.safety``); this module declares the parameters,
+runs the watchdog and ``/diagnostics`` timers, and sends the final zero. docs/safety.md.
+"""
+import numpy as np
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from lie_dynamics_ros.ros import conversions as cv
+from lie_dynamics_ros.ros.model_source import Param
+from lie_dynamics_ros.ros.node_common import nonnegative_number, positive_number
+from lie_dynamics_ros.safety import (GuardConfig, JointStateMerger, LimitMonitor, TorqueGuard,
+                                     VelocityEstimator)
+from lie_dynamics_ros.safety.guard import FALLBACKS
+from lie_dynamics_ros.safety.inputs import MISSING_POLICIES, broadcast_values
+
+#: commands are published reliably, as forward_command_controller subscribes
+COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def one_of(choices):
+    def check(value):
+        return None if value in choices else "must be one of %s, got %r" % (
+            "|".join(choices), value)
+    return check
+
+
+GUARD_PARAMS = [
+    Param("state_timeout", 0.1, "double",
+          "Seconds without a valid joint state after which the fallback command is sent "
+          "(repeated every fallback_period until valid states return). 0 = never.",
+          check=nonnegative_number),
+    Param("fallback", "zero", "string",
+          "Command sent on a state timeout: 'zero' (all 0.0) or 'gravity' (g(q) at the last "
+          "valid state, for arms without brakes).", check=one_of(FALLBACKS)),
+    Param("fallback_period", 0.1, "double", "Repeat period (s) of the fallback command.",
+          check=positive_number),
+    Param("max_torque_rate", 0.0, "double",
+          "Slew limit (N m/s per joint) between consecutive commands, dt from the header "
+          "stamps of the states they answer. 0 = off. The fallback and the final zero are not "
+          "limited.", check=nonnegative_number),
+    Param("clamp_efforts", True, "bool",
+          "Clip every command element to the effort limit; every clamp is counted."),
+    Param("diagnostics_period", 1.0, "double",
+          "Period (s) of the diagnostic_msgs/DiagnosticArray on /diagnostics.",
+          check=positive_number),
+]
+
+INPUT_PARAMS = [
+    Param("source_list", [], "string_array",
+          "More sensor_msgs/JointState topics merged by joint name (e.g. a gripper's); only "
+          "messages on joint_states are answered.", read_only=True),
+    Param("missing_joints", "reject", "string",
+          "A model joint that no source measures: 'reject' (drop the state) or 'hold' (use "
+          "hold_positions, zero velocity).", check=one_of(MISSING_POLICIES)),
+    Param("hold_positions", [], "double_array",
+          "Positions of held joints (missing_joints: hold): one value or one per joint; "
+          "default 0."),
+    Param("unmeasured_velocity", "estimate", "string",
+          "NaN or absent velocities: 'estimate' (filtered difference of positions, "
+          "velocity_cutoff_hz) or 'zero'.", check=one_of(("estimate", "zero"))),
+    Param("velocity_cutoff_hz", 20.0, "double",
+          "Cut-off of the first-order filter of estimated velocities (0 = raw difference).",
+          check=nonnegative_number),
+    Param("position_limit_margin", 0.1, "double",
+          "Warn once per joint when a position is outside the URDF limits by more than this "
+          "(rad or m).", check=nonnegative_number),
+]
+
+
+def guard_config(p) -> GuardConfig:
+    return GuardConfig(state_timeout=p.state_timeout, fallback=p.fallback,
+                       max_torque_rate=p.max_torque_rate, clamp_efforts=p.clamp_efforts,
+                       repeat_period=p.fallback_period)
+
+
+class StatePipeline:
+    """joint_states messages (main topic and ``source_list``) -> (stamp, q, v) in model order.
+
+    Positions must be finite for the joints a message names; NaN velocities (and an empty
+    velocity array) mean "not measured". Joints missing from a joint_states message are taken
+    from the ``source_list`` topics (values fresh within ``state_timeout``) or held
+    (``missing_joints: hold``); never from earlier joint_states messages.
+    """
+
+    def __init__(self, model, p):
+        n = model.nv
+        self.names = list(model.joint_names)
+        self.index = cv.JointIndex(self.names)
+        self._known = set(self.names)
+        self._optional = np.zeros(n, dtype=bool)
+        hold = broadcast_values("hold_positions", p.hold_positions, n, 0.0)
+        self.merger = JointStateMerger(self.names, p.missing_joints, hold,
+                                       max_age=p.state_timeout)
+        self.estimate = p.unmeasured_velocity == "estimate"
+        self.estimator = VelocityEstimator(n, p.velocity_cutoff_hz,
+                                           max_gap=max(0.1, p.state_timeout))
+        self.limits = LimitMonitor(self.names, model.lower_limits, model.upper_limits,
+                                   p.position_limit_margin)
+        self.stamps = cv.StampMonitor()
+        self._told = set()
+
+    def _parse(self, msg):
+        js, reason = cv.parse_joint_state(msg, self.index, need=("position",), optional=(),
+                                          required_joints=self._optional)
+        if reason:
+            return None, None, reason
+        v = np.full(len(self.names), np.nan)
+        if len(msg.velocity):
+            idx, _ = self.index.lookup(msg.name, self._optional)
+            have = idx >= 0
+            v[have] = cv._as_array(msg.velocity)[idx[have]]
+            bad = np.isinf(v)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                return None, None, "non-finite velocity %r for joint '%s'" % (v[j], self.names[j])
+        return js, v, None
+
+    def secondary(self, msg, now_ns):
+        """A message from a ``source_list`` topic: remembered, never answered. -> reason."""
+        js, v, reason = self._parse(msg)
+        if reason is None:
+            self.merger.update(js.position, v, now_ns)
+        return reason
+
+    def state(self, msg, now_ns):
+        """A message on joint_states -> ((stamp_ns, q, v), notes, None) or (None, [], reason).
+        ``notes`` are one-time log lines. Call ``accept(stamp)`` once it is answered."""
+        js, v, reason = self._parse(msg)
+        if reason is None:
+            q, v, held = self.merger.merge(js.position, v, now_ns)
+            if q is None:
+                reason = held
+                unknown = [n for n in msg.name if n not in self._known]
+                reason += " (unknown joints %s)" % unknown if unknown else ""
+        if reason is None:
+            reason = self.stamps.check(js.stamp_ns)
+        if reason:
+            return None, [], reason
+        notes = []
+        if held.any() and "hold" not in self._told:
+            self._told.add("hold")
+            notes.append("no source measures %s: held at hold_positions (missing_joints: "
+                         "hold)" % [self.names[k] for k in np.flatnonzero(held)])
+        unmeasured = np.isnan(v)
+        t = js.stamp_ns or now_ns
+        if self.estimate:
+            est = self.estimator.update(q, t)
+            v[unmeasured] = est[unmeasured]
+        else:
+            v[unmeasured] = 0.0
+        if unmeasured.any() and "velocity" not in self._told:
+            self._told.add("velocity")
+            names = [self.names[k] for k in np.flatnonzero(unmeasured)]
+            notes.append("joint_states carry no velocity for %s: %s" % (names, (
+                "estimated from successive positions (first-order filter, cut-off %g Hz)"
+                % self.estimator.cutoff_hz) if self.estimate else "read as zero"))
+        notes += self.limits.check(q)
+        return (js.stamp_ns, q, v), notes, None
+
+    def accept(self, stamp_ns):
+        self.stamps.accept(stamp_ns)
+
+
+def carry_over(new, old):
+    """A runtime rebuilt for the same robot (new gains, gravity, input policy) continues the
+    old one: the guard's state, the stamp monitor, the velocity filter."""
+    new.guard.continue_from(old.guard)
+    new.inputs.stamps = old.inputs.stamps
+    e, o = new.inputs.estimator, old.inputs.estimator
+    e._q, e._t_ns, e._v = o._q, o._t_ns, o._v
+
+
+def make_guard(model, p, gravity_fn):
+    """TorqueGuard of ``model`` with the node's parameters and effort limits."""
+    return TorqueGuard(cv.finite_limits(model.effort_limits), gravity_fn, guard_config(p))
+
+
+class GuardedCommands:
+    """Mixin for the commanding nodes.
+
+    The node provides ``self.p`` (GUARD_PARAMS), ``self.rt`` (None or an object with
+    ``guard``, ``model``), ``self.dropped``, ``self._send(tau, stamp_ns)`` (publish on every
+    command output) and ``self._guard_enabled()``. ``_start_guard()`` creates the watchdog
+    and the diagnostics timer; ``on_shutdown()`` (called by ``run_node``) sends the final zero.
+    """
+
+    def _start_guard(self):
+        from diagnostic_msgs.msg import DiagnosticArray
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self._watchdog = None
+        self._diag_timer = None
+        self._restart_guard_timers()
+
+    def _restart_guard_timers(self):
+        for t in (self._watchdog, self._diag_timer):
+            if t is not None:
+                self.destroy_timer(t)
+        self._watchdog = self.create_timer(self.watchdog_period(), self._guard_tick)
+        self._diag_timer = self.create_timer(self.p.diagnostics_period, self._publish_diagnostics)
+
+    def watchdog_period(self) -> float:
+        """The fallback comes within this period after ``state_timeout``."""
+        T = self.p.state_timeout
+        return 0.01 if T <= 0 else min(0.01, max(0.005, T / 4))
+
+    def _guard_enabled(self) -> bool:
+        return True
+
+    def _guard_tick(self):
+        rt = self.rt
+        if rt is None or not self._guard_enabled():
+            return
+        was = rt.guard.in_timeout
+        cmd = rt.guard.poll(self.get_clock().now().nanoseconds)
+        if cmd is None:
+            return
+        if not was:
+            self._warn("timeout", "no valid joint states for %.3f s: sending the %s fallback "
+                       "until they return" % (rt.guard.config.state_timeout,
+                                              rt.guard.config.fallback))
+        self._send(cmd, None)
+
+    def _guard_command(self, rt, tau, stamp_ns, q, now_ns):
+        """tau answering a valid state -> published command, or None (refused, counted)."""
+        resumed = rt.guard.in_timeout
+        clamped = rt.guard.counts["clamped_commands"]
+        cmd = rt.guard.command(tau, stamp_ns, q, now_ns)
+        if cmd is None:
+            self._drop("joint_states", "non-finite torques")
+            return None
+        if resumed and self.throttle.ready("resumed"):
+            self.get_logger().info("valid joint states again: commanding resumed")
+        if rt.guard.counts["clamped_commands"] > clamped:
+            self.clamped += 1
+            names = [n for n, x in zip(rt.model.joint_names, rt.guard.clamped_mask(tau)) if x]
+            self._warn("clamp", "clamped efforts to the effort limits on %s" % names)
+        self._send(cmd, stamp_ns)
+        return cmd
+
+    def _publish_diagnostics(self):
+        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+        rt = self.rt
+        st = DiagnosticStatus()
+        st.name = "%s: torque guard" % self.get_fully_qualified_name()
+        if rt is None:
+            level, msg, counts = 0, "no robot model yet", {"dropped": self.dropped}
+        else:
+            st.hardware_id = rt.model.name or ""
+            level, msg, counts = rt.guard.status(self.dropped)
+        st.level = (DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR)[level]
+        st.message = msg
+        st.values = [KeyValue(key=k, value=str(v)) for k, v in sorted(counts.items())]
+        arr = DiagnosticArray()
+        arr.header.stamp = self.get_clock().now().to_msg()
+        arr.status = [st]
+        self._diag_pub.publish(arr)
+
+    def on_shutdown(self):
+        """SIGINT/SIGTERM: one final all-zero command (not slew-limited), delivered before
+        the node goes."""
+        rt = self.rt
+        if rt is None:
+            return
+        self._send(rt.guard.final(), None)
+        self.get_logger().info("stopping: final zero command sent")
+        from rclpy.duration import Duration
+        for pub in self._command_publishers():
+            try:
+                pub.wait_for_all_acked(Duration(seconds=0.5))
+            except Exception:  # best effort: the message is already on the wire
+                pass
