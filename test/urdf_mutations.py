@@ -89,9 +89,11 @@ class Case:
     ops: list
     text: str
     floating_base: bool
+    inertia_check: str = "error"
 
     def __repr__(self):      # what hypothesis prints for a failing case
-        return f"Case({self.robot}, ops={self.ops}, floating_base={self.floating_base})\n{self.text}"
+        return (f"Case({self.robot}, ops={self.ops}, floating_base={self.floating_base}, "
+                f"inertia_check={self.inertia_check!r})\n{self.text}")
 
 
 def _scalar(rng):
@@ -204,7 +206,7 @@ def mutated_urdf(draw, ops, max_ops=3, truncate=False):
     if truncate:
         cut = draw(st.integers(0, len(text) - 1))
         text, done = text[:cut], done + [f"truncate at {cut}"]
-    return Case(robot, done, text, draw(st.booleans()))
+    return Case(robot, done, text, draw(st.booleans()), draw(st.sampled_from(["error", "warn"])))
 
 
 # document-level defects have no link or joint to name
@@ -216,7 +218,8 @@ def outcome(case):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")        # triangle-inequality warnings of real files
-            model = ldr.load_urdf(case.text, floating_base=case.floating_base)
+            model = ldr.load_urdf(case.text, floating_base=case.floating_base,
+                                  inertia_check=case.inertia_check)
     except ldr.URDFError as e:
         if e.element is None and not any(d in str(e) for d in DOCUMENT_LEVEL):
             return f"bad: URDFError names no element: {e}"
