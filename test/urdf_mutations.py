@@ -6,12 +6,10 @@ a few example-robot-data robots, with visual and collision elements stripped, wh
 a ``Case``. ``outcome(case)`` loads it and sorts the result into "loaded", "rejected" or
 "bad: <why>"; "bad" is what the fuzz tests forbid.
 """
-import copy
 import random
 import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from hypothesis import strategies as st
@@ -72,7 +70,7 @@ def to_xml(el, out=None):
     """ET.tostring for these plain documents (no text, no namespaces), three times faster."""
     top = out is None
     out = [] if top else out
-    out.append("<" + el.tag + "".join(f" {k}={quoteattr(v)}" for k, v in el.attrib.items()))
+    out.append("<" + el.tag + "".join(f' {k}="{_escape(v)}"' for k, v in el.attrib.items()))
     if len(el):
         out.append(">")
         for child in el:
@@ -81,6 +79,18 @@ def to_xml(el, out=None):
     else:
         out.append("/>")
     return "".join(out) if top else None
+
+
+def _escape(v):
+    return v.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;").replace(
+        "\n", "&#10;")
+
+
+def _copy(el):
+    """A deep copy of an element (copy.deepcopy with its memo is three times slower)."""
+    new = ET.Element(el.tag, el.attrib.copy())
+    new.extend([_copy(child) for child in el])
+    return new
 
 
 @dataclass
@@ -138,7 +148,7 @@ def op_delete(rng, root):
 
 def op_duplicate(rng, root):
     parent, el = rng.choice(_elements(root))
-    parent.insert(list(parent).index(el) + 1, copy.deepcopy(el))
+    parent.insert(list(parent).index(el) + 1, _copy(el))
     return f"duplicate {el.tag}[{el.get('name', '')}]"
 
 
@@ -200,7 +210,7 @@ def mutated_urdf(draw, ops, max_ops=3, truncate=False):
     and a failure still shrinks to fewer mutations with smaller seeds."""
     robot = draw(st.sampled_from(_PICKS))
     seeds = [draw(_SEED) for _ in range(draw(st.integers(1, max_ops)) if ops else 0)]
-    root = copy.deepcopy(_ROOTS[robot])
+    root = _copy(_ROOTS[robot])
     done = [OPS[ops[s % len(ops)]](random.Random(s), root) for s in seeds]
     text = to_xml(root)
     if truncate:
