@@ -260,3 +260,33 @@ def test_high_velocity_on_a_floating_base_with_a_ball_joint(floating):
     q = ldr.random_configuration(floating, rng)
     v = 1e5 * rng.uniform(-1, 1, floating.nv)
     _assert_inverse_of_forward(floating, q, v, rng.uniform(-1, 1, floating.nv))
+
+
+@pytest.mark.parametrize("speed", [1e160, 1e300])
+def test_overflowing_velocities_are_an_error_not_nan(speed):
+    arm = bundled("arm7.urdf")
+    q, v, z = ldr.neutral_configuration(arm), np.full(arm.nv, speed), np.zeros(arm.nv)
+    for f in (lambda: ldr.inverse_dynamics(arm, q, v, z), lambda: ldr.forward_dynamics(arm, q, v, z),
+              lambda: ldr.nonlinear_effects(arm, q, v), lambda: ldr.kinetic_energy(arm, q, v)):
+        with pytest.raises(ldr.InputError, match="overflow"):
+            f()
+
+
+def test_absurd_gravity_is_refused():
+    with pytest.raises(ldr.InputError, match="gravity"):
+        bundled("arm7.urdf").with_gravity((0, 0, -1e308))
+
+
+def test_singular_mass_matrix_of_a_mimic_model_names_the_joint():
+    b = ldr.ModelBuilder("m")
+    b.add_link("base")
+    b.add_link("l1", mass=1.0, com=(0.1, 0, 0), inertia=np.eye(3) * 1e-2)
+    b.add_link("l2")                                   # massless leaf: j2 moves nothing
+    b.add_link("l3", mass=1.0, com=(0.1, 0, 0), inertia=np.eye(3) * 1e-2)
+    b.add_joint("j1", ldr.Revolute((0, 0, 1)), "base", "l1")
+    b.add_joint("j2", ldr.Revolute((0, 0, 1)), "l1", "l2", origin=np.eye(4))
+    b.add_joint("m3", ldr.Revolute((0, 1, 0)), "l1", "l3", mimic=("j1", 1.0, 0.0))
+    model = b.build()
+    z = np.zeros(model.nv)
+    with pytest.raises(ldr.InputError, match="j2"):
+        ldr.forward_dynamics(model, z, z, z)

@@ -62,6 +62,9 @@ def check(model, status, data=None, **arrays):
                  if row > 0 else "a joint moves")
         raise InputError(f"singular articulated inertia: {where} a body chain without mass or "
                          "inertia, so its acceleration is undefined")
+    if status == L.OVERFLOW:
+        raise InputError("overflow: the inputs are finite but the result is not (velocities or "
+                         "positions too large for float64)")
     raise InputError(f"kernel failed with status {status}")
 
 

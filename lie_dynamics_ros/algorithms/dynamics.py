@@ -147,7 +147,7 @@ def _solve_through_M(model, d, q, v, tau, f_ext):
     if not np.all(np.isfinite(tau)):
         raise InputError("non-finite values (NaN or Inf) in tau")
     b = inverse_dynamics(model, q, v, d.zero_v, f_ext, data=d)
-    return _cho_solve(mass_matrix(model, q, data=d), tau - b)
+    return _cho_solve(model, mass_matrix(model, q, data=d), tau - b)
 
 
 def _hybrid_through_M(model, d, q, v, a, tau, mask, f_ext):
@@ -160,17 +160,25 @@ def _hybrid_through_M(model, d, q, v, a, tau, mask, f_ext):
     M = mass_matrix(model, q, data=d)
     b = inverse_dynamics(model, q, v, d.zero_v, f_ext, data=d)
     if w.any():
-        a_full[w] = _cho_solve(M[np.ix_(w, w)], tau[w] - b[w] - M[np.ix_(w, u)] @ a_full[u])
+        a_full[w] = _cho_solve(model, M[np.ix_(w, w)],
+                               tau[w] - b[w] - M[np.ix_(w, u)] @ a_full[u], np.flatnonzero(w))
     tau_full = M @ a_full + b
     tau_full[w] = tau[w]
     return a_full, tau_full
 
 
-def _cho_solve(M, rhs):
+def _cho_solve(model, M, rhs, dofs=None):
+    """M^-1 rhs by Cholesky; a singular M names the joints whose diagonal entry vanishes."""
     try:
         c = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
-        raise InputError("the mass matrix is singular: a joint moves no mass") from None
+        diag = np.diag(M)
+        dofs = np.arange(model.nv) if dofs is None else dofs
+        small = dofs[diag <= 1e-12 * max(np.abs(diag).max(), 1e-300)]
+        names = sorted({model.joint_names[model.joint_v_index.index(int(model._dof_first[k]))]
+                        for k in small})
+        who = f"joint(s) {names} move" if names else "a joint moves"
+        raise InputError(f"the mass matrix is singular: {who} no mass or inertia") from None
     return np.linalg.solve(c.T, np.linalg.solve(c, rhs))
 
 

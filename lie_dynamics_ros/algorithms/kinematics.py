@@ -3,6 +3,7 @@ import numpy as np
 
 from ..conventions import rows_to_public
 from ..kernels import dynamics as K
+from ..kernels import layout as L
 from ..lie import se3
 from ._inputs import vec, check, prepare, data_for
 
@@ -53,7 +54,7 @@ def kinetic_energy(model, q, v, data=None):
     d = data_for(model, data)
     _kinematics(model, d, q, v)
     K.energies(model.mi, model.mc, model.mI, d.dv, d.dm, d.energy)
-    return float(d.energy[0])
+    return _finite_energy(model, d.energy[0])
 
 
 def potential_energy(model, q, data=None):
@@ -61,4 +62,10 @@ def potential_energy(model, q, data=None):
     d = data_for(model, data)
     _kinematics(model, d, q, d.zero_v)
     K.energies(model.mi, model.mc, model.mI, d.dv, d.dm, d.energy)
-    return float(d.energy[1])
+    return _finite_energy(model, d.energy[1])
+
+
+def _finite_energy(model, e):
+    if not np.isfinite(e):
+        check(model, L.OVERFLOW)
+    return float(e)

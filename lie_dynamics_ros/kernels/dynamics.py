@@ -9,7 +9,7 @@ from numba import njit
 
 from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, TMP2,
                      FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
-                     BAD_MASK)
+                     BAD_MASK, OVERFLOW)
 from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
                       block_congruence_add, rigid_congruence_add, invert_spd)
 from .joint_kinematics import joint_kinematics
@@ -83,7 +83,7 @@ def rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext):
             for k in range(6):
                 Fi[k] -= c[FEXT + k]
     backward_wrenches(mi, dv, dm, dv[:, F:F + 6], tau)
-    return OK
+    return OK if _finite(tau) else OVERFLOW
 
 
 @njit(**JIT)
@@ -151,6 +151,9 @@ def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
                     for r in range(6):
                         Fc[r, k] = tmp[r]
             j = pj
+    for k in range(M.shape[0]):
+        if not np.isfinite(M[k, k]):
+            return OVERFLOW
     return OK
 
 
@@ -321,7 +324,7 @@ def _hybrid_passes(mi, mc, mI, dv, dm, v, a, tau, presc, a_out, tau_out, failed,
                 a_out[vi + k] = acc
                 tau_out[vi + k] = tau[vi + k]
             mat_vec(S, a_out[vi:vi + nv], Ai, nv, True)
-    return OK
+    return OK if _finite(a_out) and _finite(tau_out) else OVERFLOW
 
 
 @njit(**JIT)

@@ -99,3 +99,4 @@ BAD_QUATERNION = 2
 SINGULAR = 3       # the failing body row goes to data.failed_row
 BAD_MASK = 4       # a multi-DOF joint partly prescribed
 BAD_SIZE = 5       # an input of the wrong length
+OVERFLOW = 6       # finite inputs, non-finite result (float64 overflow)

@@ -14,6 +14,7 @@ MAX_INERTIA = 1e6       # kg m^2, each entry of the inertia tensor about the cen
 MAX_LENGTH = 1e4        # m, any offset: joint origin, centre of mass
 MAX_ANGLE = 1e4         # rad, URDF rpy angles (published files stay within 2 pi)
 MAX_MIMIC = 1e4         # |multiplier| and |offset| of a mimic joint, chains composed
+MAX_GRAVITY = 1e4       # m/s^2, |gravity| (a neutron star's surface is ~1e12; no robot is there)
 
 
 def check_range(value, lo, hi, what, element, unit=""):

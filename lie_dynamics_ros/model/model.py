@@ -7,6 +7,7 @@ import numpy as np
 from . import joints as J
 from . import joint_types as JT
 from ..kernels import layout as L
+from .bounds import MAX_GRAVITY
 from .data import Data
 
 
@@ -203,8 +204,13 @@ class Model:
 
 
 def _gravity_vector(g):
-    g = np.asarray(g, dtype=float).reshape(-1)
+    from ..errors import InputError
+    try:
+        g = np.asarray(g, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"gravity must be 3 finite numbers, got {g!r}") from None
     if g.shape != (3,) or not np.all(np.isfinite(g)):
-        from ..errors import InputError
         raise InputError(f"gravity must be 3 finite numbers, got {g}")
+    if np.abs(g).max() > MAX_GRAVITY:
+        raise InputError(f"gravity {g} m/s^2 is beyond the sane bound |g_i| <= {MAX_GRAVITY:g}")
     return g
