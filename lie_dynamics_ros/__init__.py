@@ -12,6 +12,7 @@ from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dyn
                                   gravity_torques, nonlinear_effects, coriolis_matrix)
 from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobian, kinetic_energy,
                                     potential_energy)
+from .algorithms.joint_order import JointOrder
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
 from .integrators.simulate import simulate
@@ -23,7 +24,7 @@ from . import lie
 __version__ = "0.1.0"
 
 __all__ = [
-    "URDFError", "InputError", "load_urdf", "ModelBuilder", "Model", "Data",
+    "URDFError", "InputError", "load_urdf", "ModelBuilder", "Model", "Data", "JointOrder",
     "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal", "General",
     "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "gravity_torques",
     "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose", "body_jacobian",

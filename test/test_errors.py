@@ -286,3 +286,13 @@ def test_urdf_values_are_checked_where_they_are_read(text, match):
 def test_bytes_that_are_not_utf8_are_a_urdf_error():
     with pytest.raises(ldr.URDFError, match="UTF-8"):
         ldr.load_urdf(b"<robot name='\xff'/>")
+
+
+def test_bundled_names_and_xacro_files():
+    assert ldr.load_urdf("arm7").nv == 7 and ldr.load_urdf("double_pendulum.urdf").nv == 2
+    with pytest.raises(ldr.URDFError, match="bundled robot"):
+        ldr.load_urdf("no_such_robot")
+    xacro = ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+             '<xacro:macro name="leg"/><link name="base"/></robot>')
+    with pytest.raises(ldr.URDFError, match="run xacro first"):
+        ldr.load_urdf(xacro)

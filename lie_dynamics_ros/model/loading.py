@@ -31,9 +31,4 @@ def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
 def _root(source):
     """The <robot> element of a source that model.urdf.load_urdf has accepted."""
     import xml.etree.ElementTree as ET
-    if isinstance(source, bytes):
-        source = source.decode()
-    source = os.fspath(source)
-    if source.lstrip().startswith("<"):
-        return ET.fromstring(source)
-    return ET.parse(source).getroot()
+    return ET.fromstring(_urdf._read_text(source))

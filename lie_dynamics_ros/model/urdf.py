@@ -73,7 +73,7 @@ def _read_text(source):
     if source.lstrip().startswith("<"):
         return source
     if not os.path.isfile(source):
-        raise URDFError(f"{source!r} is neither URDF XML nor an existing file")
+        source = _bundled(source)
     try:
         with open(source, encoding="utf-8") as f:
             return f.read()
@@ -81,7 +81,23 @@ def _read_text(source):
         raise URDFError(f"cannot read {source!r}: {e}") from None
 
 
+def _bundled(name):
+    """The path of a robot bundled with the package ("arm7", "double_pendulum.urdf"), the names
+    the nodes accept; else the URDFError for a missing file."""
+    if os.sep not in name and name.strip():
+        from ..resources import bundled_urdf
+        try:
+            return bundled_urdf(name)
+        except FileNotFoundError:
+            pass
+    raise URDFError(f"{name!r} is neither URDF XML, an existing file nor a bundled robot "
+                    "(arm7, double_pendulum, planar_2r)")
+
+
 def _parse(text):
+    if "<xacro:" in text:      # unexpanded macros (expanded files keep only the xmlns)
+        raise URDFError("this is a xacro file: run xacro first (`xacro robot.urdf.xacro > "
+                        "robot.urdf`) and load its output")
     try:
         root = ET.fromstring(text)
     except (ET.ParseError, ValueError) as e:
