@@ -37,6 +37,7 @@ SIM_NODE = "lie_dynamics_ros.ros.forward_dynamics_node"
 def make_sim(session, drive="timer", **params):
     params.setdefault("urdf_path", ARM7)
     params.setdefault("initial_positions", READY)
+    params.setdefault("start_mode", "immediate")
     overrides = [Parameter(k, value=v) for k, v in params.items()]
     return session.add(ForwardDynamicsNode(context=session.context, drive=drive,
                                            parameter_overrides=overrides))
@@ -238,7 +239,7 @@ def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
     assert np.isfinite(last["/joint_torques"].effort).all()
 
 
-def test_divergence_keeps_publishing_finite_states(ros):
+def test_divergence_stops_integrating_and_keeps_publishing_finite_states(ros):
     sim = make_sim(ros, drive="external", command_timeout=0.0)
     states = collect(ros)
     sim.tick()
@@ -246,11 +247,13 @@ def test_divergence_keeps_publishing_finite_states(ros):
     sim.tick()
     sim.tick()
     assert ros.spin_until(lambda: len(states) >= 3, 10)
-    assert sim.diverged == 2
+    assert sim.diverged == 1 and "panda_joint1" in sim.halted
+    assert "reduce dt" in sim.halted and "rkmk4" in sim.halted
     for m in states:
         assert np.isfinite(m.position).all() and np.isfinite(m.velocity).all()
     np.testing.assert_array_equal(states[-1].velocity, np.zeros(7))
-    assert cv.stamp_to_ns(states[-1].header.stamp) > cv.stamp_to_ns(states[0].header.stamp)
+    np.testing.assert_array_equal(states[-1].position, states[0].position)
+    assert cv.stamp_to_ns(states[-1].header.stamp) > cv.stamp_to_ns(states[1].header.stamp)
 
 
 @pytest.mark.parametrize("method", ["rkmk4", "cf4"])
