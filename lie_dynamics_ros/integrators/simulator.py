@@ -22,7 +22,7 @@ class SimulationDiverged(FloatingPointError):
                          "the rate) or use rkmk4" % (t_s, joint, reason))
 
 
-def velocity_bounds(model, factor=10.0, default=100.0):
+def velocity_bounds(model, factor=100.0, default=1000.0):
     """Per-joint speed above which a step counts as diverged: ``factor`` times the URDF
     ``<limit velocity>``, or ``default`` (rad/s or m/s) for joints without a finite, positive
     limit. ``factor <= 0`` disables the check (all infinite)."""
