@@ -214,12 +214,13 @@ def test_hybrid_prescribed_joints_follow_the_reference(ros):
     assert np.abs(np.array([s[3][mask] for s in seq[1:]])).max() > 1.0
 
 
-def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
-    # mcap and mcap-ros2-support are test dependencies (extra "record"): imported, not skipped
-    from mcap.reader import make_reader
-    from mcap_ros2.decoder import DecoderFactory
+def test_bringup_offline_gravity_compensation_records_a_rosbag2_bag(tmp_path):
+    """--record writes a rosbag2 bag (folder, metadata.yaml, MCAP with offered QoS), read
+    back with the rosbags package, which parses rosbag2 independently of our writer."""
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
     from lie_dynamics_ros.ros import bringup
-    path = os.path.join(tmp_path, "run.mcap")
+    path = os.path.join(tmp_path, "run")
     out = io.StringIO()
     summary = bringup.run(["sim_with_gravity_compensation", "--offline", "--duration", "0.2",
                            "--record", path, "--progress"], stream=out)
@@ -227,16 +228,30 @@ def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
     # gravity compensation in the loop: the arm holds the initial pose
     np.testing.assert_allclose(summary["final_positions"], READY, atol=1e-8)
     assert "100.0%" in out.getvalue()
+    assert sorted(os.listdir(path)) == ["metadata.yaml", "run_0.mcap"]
+    typestore = get_typestore(Stores.ROS2_JAZZY)
     counts, last = {}, {}
-    with open(path, "rb") as f:
-        for _, channel, message, decoded in make_reader(
-                f, decoder_factories=[DecoderFactory()]).iter_decoded_messages():
-            counts[channel.topic] = counts.get(channel.topic, 0) + 1
-            last[channel.topic] = decoded
+    with Reader(path) as reader:
+        conns = {c.topic: c for c in reader.connections}
+        js_qos = conns["/joint_states"].ext.offered_qos_profiles
+        # forward_dynamics' publisher, as discovery reports it (DDS does not carry the depth)
+        assert len(js_qos) == 1 and js_qos[0].reliability.name == "RELIABLE"
+        assert js_qos[0].durability.name == "VOLATILE"
+        assert conns["/joint_states"].msgtype == "sensor_msgs/msg/JointState"
+        for conn, t, raw in reader.messages():
+            counts[conn.topic] = counts.get(conn.topic, 0) + 1
+            last[conn.topic] = typestore.deserialize_cdr(raw, conn.msgtype)
+        assert reader.message_count == sum(counts.values())
     assert counts["/joint_states"] == 201 and counts["/clock"] == 201
     assert counts["/joint_torques"] >= 200
-    assert cv.stamp_to_ns(last["/joint_states"].header.stamp) == 200_000_000
+    stamp = last["/joint_states"].header.stamp
+    assert stamp.sec * 1_000_000_000 + stamp.nanosec == 200_000_000
     assert np.isfinite(last["/joint_torques"].effort).all()
+    # the MCAP file alone is valid ros2-profile MCAP (Foxglove opens it)
+    from mcap.reader import make_reader
+    with open(os.path.join(path, "run_0.mcap"), "rb") as f:
+        header = make_reader(f).get_header()
+    assert header.profile == "ros2"
 
 
 def test_divergence_stops_integrating_and_keeps_publishing_finite_states(ros):

@@ -4,7 +4,7 @@ launch and launch_ros are not on PyPI, so this command starts the same nodes, wi
 node names and the same YAML files (``--params-file`` per node, exactly as launch_ros passes
 them), in one process with a single-threaded executor::
 
-    ldr_bringup sim_with_gravity_compensation --duration 5 --record run.mcap
+    ldr_bringup sim_with_gravity_compensation --duration 5 --record run
     ldr_bringup simulator --urdf double_pendulum.urdf --offline --duration 20
     ldr_bringup inverse_dynamics --ros-args -r joint_states:=/arm/joint_states
 
@@ -18,8 +18,8 @@ Modes:
   after each published state the executor runs until the controller's ``joint_torques`` for
   that state has arrived (matched by header stamp), then the next step is taken.
 
-``--record FILE.mcap`` writes the graph's topics to a rosbag2-compatible MCAP file
-(Foxglove, PlotJuggler, ``ros2 bag play``). A progress bar on stderr accompanies runs with a
+``--record BAG`` writes the graph's topics to a rosbag2 bag, the folder BAG with
+``metadata.yaml`` and ``BAG_0.mcap`` (``ros2 bag info/play``, Foxglove, PlotJuggler). A progress bar on stderr accompanies runs with a
 ``--duration`` (on by default when stderr is a terminal, ``--progress`` forces it).
 """
 import argparse
@@ -146,8 +146,9 @@ def build_parser():
                    help="stop after this many seconds of simulated time")
     p.add_argument("--offline", action="store_true",
                    help="step as fast as possible, in lockstep with the controller")
-    p.add_argument("--record", metavar="FILE.mcap", default=None,
-                   help="record the graph's topics to a rosbag2-compatible MCAP file")
+    p.add_argument("--record", metavar="BAG", default=None,
+                   help="record the graph's topics to a rosbag2 bag: a new folder BAG with "
+                   "metadata.yaml and BAG_0.mcap (ros2 bag info/play, Foxglove)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
@@ -249,8 +250,8 @@ def run(argv=None, stream=sys.stderr):
         if sim is not None and sim.sim is None:
             raise SystemExit("ldr_bringup: the simulator has no usable model (see the log)")
         if opts.record:
-            from lie_dynamics_ros.ros.recording import McapRecorder, record_topics
-            recorder = McapRecorder(opts.record, metadata={
+            from lie_dynamics_ros.ros.recording import Rosbag2Recorder, record_topics
+            recorder = Rosbag2Recorder(opts.record, metadata={
                 "graph": opts.graph, "urdf": opts.urdf_abs, "offline": opts.offline})
             rec_node = Node("recorder", context=context, cli_args=["--ros-args"] + opts.ros_args)
             clock = (lambda: sim.sim.t_ns) if sim is not None else time.time_ns
