@@ -64,6 +64,7 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
         self.observer = None
         self.dropped = 0
         self.contacts = 0           # rising edges of the contact flag
+        self._in_contact = False
         self.estimates = 0
         self.tau = None             # last commanded torques (model order)
         self.last_stamp_ns = None
@@ -155,9 +156,8 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
         except ValueError as e:
             return self._drop("joint_states", str(e))
         self.last_stamp_ns = js.stamp_ns
-        was = getattr(self, "_in_contact", False)
         now = self.observer.contact
-        if now and not was:
+        if now and not self._in_contact:
             self.contacts += 1
             self.get_logger().info("contact on %s" % self.observer.contact_joints())
         self._in_contact = now
