@@ -375,3 +375,50 @@ def test_reloading_the_model_keeps_time_and_the_state_of_shared_joints(ros):
 def test_unknown_integrator_is_refused(ros):
     with pytest.raises(ValueError, match="unknown integrator"):
         make_sim(ros, integrator="no_such_method")
+
+
+def test_wait_for_command_holds_the_initial_state_until_the_first_command(ros):
+    """The default start mode: time advances, the state is held (no fall under gravity)
+    until a command arrives; then the simulator integrates."""
+    sim = make_sim(ros, drive="external", start_mode="wait_for_command", command_timeout=0.0)
+    states = collect(ros)
+    for _ in range(5):
+        sim.tick()
+    assert not sim.integrating and sim.sim.steps == 0
+    sim._on_array_command(cv.make_command_array(np.zeros(7)))
+    sim.tick()
+    sim.tick()
+    assert sim.integrating and sim.sim.steps == 2
+    assert ros.spin_until(lambda: len(states) >= 7, 10)
+    stamps = [cv.stamp_to_ns(m.header.stamp) for m in states]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 7          # time advances
+    for m in states[:5]:
+        np.testing.assert_array_equal(m.position, READY)                # held
+        assert not any(m.velocity)
+    assert states[-1].velocity[1] != 0.0                                # falling now
+
+
+def test_start_timeout_starts_integrating_without_a_command(ros):
+    sim = make_sim(ros, drive="external", start_mode="wait_for_command", start_timeout=0.2,
+                   command_timeout=0.0)
+    sim.tick()
+    sim.tick()
+    assert not sim.integrating
+    time.sleep(0.25)
+    sim.tick()
+    assert sim.integrating and sim.sim.steps == 1
+
+
+def test_without_an_initial_state_a_robot_starts_from_its_own_file_or_neutral(ros):
+    """urdf_path alone: the double pendulum starts from config/double_pendulum_initial_state
+    .yaml; a robot without such a file from its neutral configuration."""
+    sim = make_sim(ros, drive="external", urdf_path=DOUBLE_PENDULUM, initial_positions=[])
+    np.testing.assert_array_equal(sim.sim.q, [1.0, 0.0])
+    other = os.path.join(os.path.dirname(DOUBLE_PENDULUM), "planar_2r.urdf")
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        copy = os.path.join(d, "my_robot.urdf")
+        shutil.copy(other, copy)
+        sim2 = make_sim(ros, drive="external", urdf_path=copy, initial_positions=[])
+        np.testing.assert_array_equal(sim2.sim.q, np.zeros(2))
