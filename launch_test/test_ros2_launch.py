@@ -77,8 +77,8 @@ def test_environment_is_a_ros2_launch_setup():
 class Launch:
     """``ros2 launch lie_dynamics_ros <file> <args>``; ``stop()`` is Ctrl-C for the group."""
 
-    def __init__(self, launch_file, *args):
-        self.cmd = ["ros2", "launch", PKG, launch_file] + list(args)
+    def __init__(self, launch_file, *args, verb="launch"):
+        self.cmd = ["ros2", verb, PKG, launch_file] + list(args)
         self.log = tempfile.NamedTemporaryFile("w+", prefix="ros2_launch_", suffix=".log",
                                                delete=False)
         self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT,
@@ -422,3 +422,26 @@ def test_adaptive_graph_holds_the_ready_pose(ros, tmp_path):
         sim.stop()
         ctl.stop()
     _report("adaptive_graph_hold_error_rad_3s", err)
+
+
+# ---------------------------------------------------------------------------------------------
+# the external-torque observer, as `ros2 run` starts it
+
+
+def test_observer_node_runs_from_the_install_and_sees_the_holding_torque(ros):
+    """While the simulator holds its initial state (no command yet), something outside the
+    dynamics holds the arm against gravity: the observer must report tau_ext = g(q) and a
+    contact, with the applied torques (zero) read from joint_states."""
+    from std_msgs.msg import Bool
+    with Launch("simulator.launch.py") as sim, \
+            Launch("external_torque_observer_node", "--ros-args", "-p", "urdf_path:=arm7.urdf",
+                   "-p", "torque_source:=joint_states", verb="run") as obs:
+        est, contact = ros.collect("/external_torque_estimate"), ros.collect("/contact", Bool)
+        assert ros.spin_until(lambda: len(est) > 200, 60), obs.output() + sim.output()
+        model = ldr.load_urdf(share_file("urdf", "arm7.urdf"))
+        g = ldr.gravity_torques(model, READY)
+        np.testing.assert_allclose(est[-1][1].effort, g, atol=0.02 * np.abs(g).max())
+        assert contact[-1][1].data
+        assert obs.wait_for_log("contact on", 5), obs.output()
+        obs.stop()
+        sim.stop()
