@@ -9,6 +9,12 @@
 #   make bench   benchmarks/bench_dynamics.py  (BENCH_ARGS=...)
 #   make colcon  builds a throwaway ROS 2 workspace (build/colcon_ws) with colcon
 #                from its own venv (build/colcon_venv) and checks the install tree
+#   make launch-test  every launch file under real `ros2 launch` (launch_test/): builds the
+#                package with colcon into build/launch_ws, warms the numba cache there
+#                (ldr_precompile), and checks rates, the held pose, tracking, arguments,
+#                namespaces and clean Ctrl-C. The launch system comes from a ROS 2
+#                installation when launch_ros is importable, else from
+#                LAUNCH_TOOLS=../shared/ros2-launch-tools (installed into .venv)
 #   make clean   removes build/, log/, install/, egg-info, __pycache__
 #   make distclean  clean + .venv
 
@@ -37,7 +43,7 @@ PKG_INSTALL  := $(COLCON_WS)/install/$(PKG)
 
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo dynamics-demo bench colcon clean distclean
+.PHONY: venv test demo dynamics-demo bench colcon launch-tools launch-test clean distclean
 
 venv: $(STAMP)
 
@@ -116,9 +122,56 @@ colcon: $(COLCON_STAMP)
 	@if [ -x $(PY) ]; then \
 	  cd /tmp && AMENT_PREFIX_PATH="$(CURDIR)/$(PKG_INSTALL)" \
 	  PYTHONPATH="$$(echo $(CURDIR)/$(PKG_INSTALL)/lib/python3*/site-packages)" \
-	  $(CURDIR)/$(PY) -c "$$COLCON_SMOKE" "$(CURDIR)" || { echo "make colcon: smoke test of the install failed" >&2; exit 1; }; \
+	  $(abspath $(PY)) -c "$$COLCON_SMOKE" "$(CURDIR)" || { echo "make colcon: smoke test of the install failed" >&2; exit 1; }; \
 	fi
 	@echo "make colcon: OK ($(PKG_INSTALL), $(COLCON_WS)_symlink/install/$(PKG))"
+
+# --- make launch-test --------------------------------------------------------------------
+# ROS 2's launch system and ros2 CLI are not on PyPI. On a ROS 2 machine (launch_ros
+# importable by .venv's python, e.g. after sourcing /opt/ros/jazzy/setup.bash) they are used
+# as installed; otherwise LAUNCH_TOOLS must hold ros2-launch-tools (wheels + install.sh), and
+# a missing folder is an error, never a skip.
+LAUNCH_TOOLS  ?= ../shared/ros2-launch-tools
+LAUNCH_WS     := $(COLCON_DIR)/launch_ws
+LAUNCH_STAMP  := $(VENV)/.launch-tools-stamp
+LAUNCH_TEST_ARGS ?=
+LAUNCH_PYTHONPATH = $(if $(wildcard $(LAUNCH_TOOLS)/import-stand-in),$(abspath $(LAUNCH_TOOLS))/import-stand-in)
+
+launch-tools: venv
+	@if $(PY) -c 'import launch_ros, ros2cli' >/dev/null 2>&1; then \
+	  echo "make launch-tools: launch_ros and ros2cli importable, using them"; \
+	elif [ -f "$(LAUNCH_TOOLS)/install.sh" ]; then \
+	  bash "$(LAUNCH_TOOLS)/install.sh" $(VENV) && \
+	  $(PY) -m pip uninstall --quiet -y launch_testing launch_testing_ros; \
+	else \
+	  echo "make launch-tools: no ROS 2 launch system: launch_ros is not importable and" >&2; \
+	  echo "  LAUNCH_TOOLS=$(LAUNCH_TOOLS) has no install.sh. Clone ros2-launch-tools next to" >&2; \
+	  echo "  this repository (../shared/ros2-launch-tools), pass LAUNCH_TOOLS=/path/to/it, or" >&2; \
+	  echo "  source a ROS 2 Jazzy installation." >&2; \
+	  exit 1; \
+	fi
+	@# launch_testing's pytest plugin (in the wheels, unused here) breaks pytest >= 8 at
+	@# collection, so install.sh's copy is removed again just above.
+
+# colcon runs setup.py with the interpreter it runs in: run it with .venv's python (colcon
+# itself from build/colcon_venv on PYTHONPATH), so the nodes' shebangs point at .venv, which
+# holds numpy, numba and rclpy, as the system python does on a ROS 2 machine.
+# The workspace is kept between runs: the install copies keep their sources' mtimes, so the
+# numba cache next to them stays valid and only the first run compiles.
+launch-test: launch-tools $(COLCON_STAMP)
+	mkdir -p $(LAUNCH_WS)/src
+	ln -sfn "$(CURDIR)" $(LAUNCH_WS)/src/$(PKG)
+	cd $(LAUNCH_WS) && PYTHONPATH="$$(echo $(abspath $(COLCON_VENV))/lib/python3*/site-packages)" \
+	  $(abspath $(PY)) -c 'import sys; from colcon_core.command import main; sys.exit(main())' \
+	  --log-base log build --base-paths src --event-handlers console_cohesion- summary+
+	@# warm the numba cache of the installed copy (the nodes then start warm)
+	. $(LAUNCH_WS)/install/setup.bash && \
+	  $(LAUNCH_WS)/install/$(PKG)/lib/$(PKG)/ldr_precompile
+	. $(LAUNCH_WS)/install/setup.bash && \
+	  PATH="$(abspath $(VENV))/bin:$$PATH" \
+	  PYTHONPATH="$(LAUNCH_PYTHONPATH)$${PYTHONPATH:+:$$PYTHONPATH}" \
+	  LDR_LAUNCH_WS="$(abspath $(LAUNCH_WS))" \
+	  $(PY) -P -m pytest -q -p no:cacheprovider $(LAUNCH_TEST_ARGS) launch_test
 
 define COLCON_SMOKE
 import importlib, os, sys

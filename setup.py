@@ -54,10 +54,11 @@ setup(
         'numpy',
         'numba',
         'urdf-parser-py',
-        'pyyaml',          # imported by urdf_parser_py
+        'pyyaml',          # imported by urdf_parser_py and the simulator's initial state
+        'scipy',           # numba's np.linalg.eigh (the adaptive controller's projection)
     ],
     extras_require={
-        'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib', 'scipy'],
+        'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib', 'rosbags'],
         'plot': ['matplotlib'],
         'record': ['mcap', 'mcap-ros2-support'],
     },
@@ -74,6 +75,9 @@ setup(
             'ldr_bringup = lie_dynamics_ros.ros.bringup:main',
             'adaptive_controller_node = lie_dynamics_ros.ros.adaptive_controller_node:main',
             'ldr_adaptive_demo = lie_dynamics_ros.ros.adaptive_demo:main',
+            'ldr_precompile = lie_dynamics_ros.precompile:main',
+            'external_torque_observer_node = '
+            'lie_dynamics_ros.ros.external_torque_observer_node:main',
         ],
     },
 )

@@ -28,9 +28,10 @@ def generate_launch_description():
             default_value=PathJoinSubstitution([share, 'config', 'simulator.yaml']),
             description='ros__parameters of forward_dynamics_node.'),
         DeclareLaunchArgument(
-            'initial_state_file',
-            default_value=PathJoinSubstitution([share, 'config', 'arm7_initial_state.yaml']),
-            description='initial_positions / initial_velocities for the robot in urdf_file.'),
+            'initial_state_file', default_value='',
+            description='YAML with initial_positions / initial_velocities; default: '
+                        'config/<urdf stem>_initial_state.yaml of the package when it '
+                        'exists, else the neutral configuration.'),
         DeclareLaunchArgument(
             'inverse_dynamics_params_file',
             default_value=PathJoinSubstitution([share, 'config', 'inverse_dynamics.yaml']),
@@ -52,8 +53,8 @@ def generate_launch_description():
             output='screen',
             parameters=[
                 LaunchConfiguration('simulator_params_file'),
-                LaunchConfiguration('initial_state_file'),
                 {
+                    'initial_state_file': LaunchConfiguration('initial_state_file'),
                     'urdf_path': urdf_file,
                     'publish_clock': ParameterValue(LaunchConfiguration('publish_clock'),
                                                     value_type=bool),

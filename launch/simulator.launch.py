@@ -25,9 +25,10 @@ def generate_launch_description():
             default_value=PathJoinSubstitution([share, 'config', 'simulator.yaml']),
             description='ros__parameters of forward_dynamics_node (node name forward_dynamics).'),
         DeclareLaunchArgument(
-            'initial_state_file',
-            default_value=PathJoinSubstitution([share, 'config', 'arm7_initial_state.yaml']),
-            description='initial_positions / initial_velocities for the robot in urdf_file.'),
+            'initial_state_file', default_value='',
+            description='YAML with initial_positions / initial_velocities; default: '
+                        'config/<urdf stem>_initial_state.yaml of the package when it '
+                        'exists, else the neutral configuration.'),
         DeclareLaunchArgument(
             'namespace', default_value='',
             description='Namespace of the node and of its relative topics.'),
@@ -45,8 +46,8 @@ def generate_launch_description():
             output='screen',
             parameters=[
                 LaunchConfiguration('params_file'),
-                LaunchConfiguration('initial_state_file'),
                 {
+                    'initial_state_file': LaunchConfiguration('initial_state_file'),
                     'urdf_path': LaunchConfiguration('urdf_file'),
                     'publish_clock': ParameterValue(LaunchConfiguration('publish_clock'),
                                                     value_type=bool),

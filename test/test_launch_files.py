@@ -8,8 +8,10 @@ Checked statically (AST) in every environment:
 - every LaunchConfiguration it reads is declared;
 - every launch file is one of ldr_bringup's GRAPHS, which runs the same executables, node
   names and YAML files;
-- every config/*.yaml is a ``ros__parameters`` file whose keys are node names of our three
-  nodes and whose parameters those nodes declare, and rcl's own YAML parser accepts it.
+- every config/*.yaml is a ``ros__parameters`` file whose keys are ``/**/<node name>`` of our
+  nodes (any namespace: a bare ``inverse_dynamics:`` key does not match
+  ``/X/inverse_dynamics``, so ``namespace:=X`` would drop it) or ``/**``, whose parameters
+  those nodes declare, and rcl's own YAML parser accepts it, in a namespace too.
 
 When launch_ros is importable (a sourced ROS 2 install; it is not on PyPI) the launch files'
 ``generate_launch_description()`` is also run. Without it that check is reported as NOT RUN
@@ -195,12 +197,16 @@ def parameter_file_problems(data):
     """What is wrong with a parsed ``ros__parameters`` YAML file for our nodes (a list)."""
     declared = _declared_parameters()
     problems = []
-    for node_name, block in data.items():
+    for key, block in data.items():
         if not isinstance(block, dict) or list(block) != ["ros__parameters"]:
-            problems.append("%s: not a ros__parameters block" % node_name)
+            problems.append("%s: not a ros__parameters block" % key)
             continue
-        if node_name == "/**":      # wildcard block: parameters of every node
+        if key == "/**":      # wildcard block: parameters of every node
             continue
+        if not key.startswith("/**/"):
+            problems.append("%s: key without /**/ (dropped in a namespace)" % key)
+            continue
+        node_name = key[len("/**/"):]
         if node_name not in declared:
             problems.append("%s is not one of our nodes" % node_name)
             continue
@@ -212,12 +218,14 @@ def parameter_file_problems(data):
 
 def test_parameter_file_check_catches_unknown_nodes_and_parameters():
     good = yaml.safe_load(open(os.path.join(CONFIG_DIR, "adaptive_controller.yaml")))
-    assert set(good) == {"adaptive_controller"} and parameter_file_problems(good) == []
-    typo = {"adaptive_controller": {"ros__parameters": {"kd_gain": [1.0]}}}
+    assert set(good) == {"/**/adaptive_controller"} and parameter_file_problems(good) == []
+    typo = {"/**/adaptive_controller": {"ros__parameters": {"kd_gain": [1.0]}}}
     assert parameter_file_problems(typo) == ["adaptive_controller does not declare "
                                              "['kd_gain']"]
-    assert parameter_file_problems({"controller": {"ros__parameters": {}}}) == [
+    assert parameter_file_problems({"/**/controller": {"ros__parameters": {}}}) == [
         "controller is not one of our nodes"]
+    assert parameter_file_problems({"adaptive_controller": {"ros__parameters": {}}}) == [
+        "adaptive_controller: key without /**/ (dropped in a namespace)"]
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(CONFIG_DIR, "*.yaml"))),
@@ -226,12 +234,13 @@ def test_config_yaml_is_a_parameter_file_for_our_nodes(path, ros):
     from rclpy.node import Node
     data = yaml.safe_load(open(path))
     assert parameter_file_problems(data) == [], path
-    for node_name, block in data.items():
-        if node_name == "/**":
+    for key, block in data.items():
+        if key == "/**":
             continue
-        # rcl's parser (stricter than PyYAML: no mixed int/float arrays, ...) accepts it
-        node = Node(node_name, context=ros.context, cli_args=["--ros-args", "--params-file",
-                                                              path],
+        # rcl's parser (stricter than PyYAML: no mixed int/float arrays, ...) accepts it,
+        # and a node in a namespace gets the parameters
+        node = Node(key[len("/**/"):], namespace="/arm_ns", context=ros.context,
+                    cli_args=["--ros-args", "--params-file", path],
                     automatically_declare_parameters_from_overrides=True)
         try:
             for name, value in block["ros__parameters"].items():

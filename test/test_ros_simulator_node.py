@@ -37,6 +37,7 @@ SIM_NODE = "lie_dynamics_ros.ros.forward_dynamics_node"
 def make_sim(session, drive="timer", **params):
     params.setdefault("urdf_path", ARM7)
     params.setdefault("initial_positions", READY)
+    params.setdefault("start_mode", "immediate")
     overrides = [Parameter(k, value=v) for k, v in params.items()]
     return session.add(ForwardDynamicsNode(context=session.context, drive=drive,
                                            parameter_overrides=overrides))
@@ -213,12 +214,13 @@ def test_hybrid_prescribed_joints_follow_the_reference(ros):
     assert np.abs(np.array([s[3][mask] for s in seq[1:]])).max() > 1.0
 
 
-def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
-    # mcap and mcap-ros2-support are test dependencies (extra "record"): imported, not skipped
-    from mcap.reader import make_reader
-    from mcap_ros2.decoder import DecoderFactory
+def test_bringup_offline_gravity_compensation_records_a_rosbag2_bag(tmp_path):
+    """--record writes a rosbag2 bag (folder, metadata.yaml, MCAP with offered QoS), read
+    back with the rosbags package, which parses rosbag2 independently of our writer."""
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
     from lie_dynamics_ros.ros import bringup
-    path = os.path.join(tmp_path, "run.mcap")
+    path = os.path.join(tmp_path, "run")
     out = io.StringIO()
     summary = bringup.run(["sim_with_gravity_compensation", "--offline", "--duration", "0.2",
                            "--record", path, "--progress"], stream=out)
@@ -226,19 +228,33 @@ def test_bringup_offline_gravity_compensation_records_mcap(tmp_path):
     # gravity compensation in the loop: the arm holds the initial pose
     np.testing.assert_allclose(summary["final_positions"], READY, atol=1e-8)
     assert "100.0%" in out.getvalue()
+    assert sorted(os.listdir(path)) == ["metadata.yaml", "run_0.mcap"]
+    typestore = get_typestore(Stores.ROS2_JAZZY)
     counts, last = {}, {}
-    with open(path, "rb") as f:
-        for _, channel, message, decoded in make_reader(
-                f, decoder_factories=[DecoderFactory()]).iter_decoded_messages():
-            counts[channel.topic] = counts.get(channel.topic, 0) + 1
-            last[channel.topic] = decoded
+    with Reader(path) as reader:
+        conns = {c.topic: c for c in reader.connections}
+        js_qos = conns["/joint_states"].ext.offered_qos_profiles
+        # forward_dynamics' publisher, as discovery reports it (DDS does not carry the depth)
+        assert len(js_qos) == 1 and js_qos[0].reliability.name == "RELIABLE"
+        assert js_qos[0].durability.name == "VOLATILE"
+        assert conns["/joint_states"].msgtype == "sensor_msgs/msg/JointState"
+        for conn, t, raw in reader.messages():
+            counts[conn.topic] = counts.get(conn.topic, 0) + 1
+            last[conn.topic] = typestore.deserialize_cdr(raw, conn.msgtype)
+        assert reader.message_count == sum(counts.values())
     assert counts["/joint_states"] == 201 and counts["/clock"] == 201
     assert counts["/joint_torques"] >= 200
-    assert cv.stamp_to_ns(last["/joint_states"].header.stamp) == 200_000_000
+    stamp = last["/joint_states"].header.stamp
+    assert stamp.sec * 1_000_000_000 + stamp.nanosec == 200_000_000
     assert np.isfinite(last["/joint_torques"].effort).all()
+    # the MCAP file alone is valid ros2-profile MCAP (Foxglove opens it)
+    from mcap.reader import make_reader
+    with open(os.path.join(path, "run_0.mcap"), "rb") as f:
+        header = make_reader(f).get_header()
+    assert header.profile == "ros2"
 
 
-def test_divergence_keeps_publishing_finite_states(ros):
+def test_divergence_stops_integrating_and_keeps_publishing_finite_states(ros):
     sim = make_sim(ros, drive="external", command_timeout=0.0)
     states = collect(ros)
     sim.tick()
@@ -246,11 +262,13 @@ def test_divergence_keeps_publishing_finite_states(ros):
     sim.tick()
     sim.tick()
     assert ros.spin_until(lambda: len(states) >= 3, 10)
-    assert sim.diverged == 2
+    assert sim.diverged == 1 and "panda_joint1" in sim.halted
+    assert "reduce dt" in sim.halted and "rkmk4" in sim.halted
     for m in states:
         assert np.isfinite(m.position).all() and np.isfinite(m.velocity).all()
     np.testing.assert_array_equal(states[-1].velocity, np.zeros(7))
-    assert cv.stamp_to_ns(states[-1].header.stamp) > cv.stamp_to_ns(states[0].header.stamp)
+    np.testing.assert_array_equal(states[-1].position, states[0].position)
+    assert cv.stamp_to_ns(states[-1].header.stamp) > cv.stamp_to_ns(states[1].header.stamp)
 
 
 @pytest.mark.parametrize("method", ["rkmk4", "cf4"])
@@ -357,3 +375,50 @@ def test_reloading_the_model_keeps_time_and_the_state_of_shared_joints(ros):
 def test_unknown_integrator_is_refused(ros):
     with pytest.raises(ValueError, match="unknown integrator"):
         make_sim(ros, integrator="no_such_method")
+
+
+def test_wait_for_command_holds_the_initial_state_until_the_first_command(ros):
+    """The default start mode: time advances, the state is held (no fall under gravity)
+    until a command arrives; then the simulator integrates."""
+    sim = make_sim(ros, drive="external", start_mode="wait_for_command", command_timeout=0.0)
+    states = collect(ros)
+    for _ in range(5):
+        sim.tick()
+    assert not sim.integrating and sim.sim.steps == 0
+    sim._on_array_command(cv.make_command_array(np.zeros(7)))
+    sim.tick()
+    sim.tick()
+    assert sim.integrating and sim.sim.steps == 2
+    assert ros.spin_until(lambda: len(states) >= 7, 10)
+    stamps = [cv.stamp_to_ns(m.header.stamp) for m in states]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 7          # time advances
+    for m in states[:5]:
+        np.testing.assert_array_equal(m.position, READY)                # held
+        assert not any(m.velocity)
+    assert states[-1].velocity[1] != 0.0                                # falling now
+
+
+def test_start_timeout_starts_integrating_without_a_command(ros):
+    sim = make_sim(ros, drive="external", start_mode="wait_for_command", start_timeout=0.2,
+                   command_timeout=0.0)
+    sim.tick()
+    sim.tick()
+    assert not sim.integrating
+    time.sleep(0.25)
+    sim.tick()
+    assert sim.integrating and sim.sim.steps == 1
+
+
+def test_without_an_initial_state_a_robot_starts_from_its_own_file_or_neutral(ros):
+    """urdf_path alone: the double pendulum starts from config/double_pendulum_initial_state
+    .yaml; a robot without such a file from its neutral configuration."""
+    sim = make_sim(ros, drive="external", urdf_path=DOUBLE_PENDULUM, initial_positions=[])
+    np.testing.assert_array_equal(sim.sim.q, [1.0, 0.0])
+    other = os.path.join(os.path.dirname(DOUBLE_PENDULUM), "planar_2r.urdf")
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        copy = os.path.join(d, "my_robot.urdf")
+        shutil.copy(other, copy)
+        sim2 = make_sim(ros, drive="external", urdf_path=copy, initial_positions=[])
+        np.testing.assert_array_equal(sim2.sim.q, np.zeros(2))

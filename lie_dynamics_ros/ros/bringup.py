@@ -4,7 +4,7 @@ launch and launch_ros are not on PyPI, so this command starts the same nodes, wi
 node names and the same YAML files (``--params-file`` per node, exactly as launch_ros passes
 them), in one process with a single-threaded executor::
 
-    ldr_bringup sim_with_gravity_compensation --duration 5 --record run.mcap
+    ldr_bringup sim_with_gravity_compensation --duration 5 --record run
     ldr_bringup simulator --urdf double_pendulum.urdf --offline --duration 20
     ldr_bringup inverse_dynamics --ros-args -r joint_states:=/arm/joint_states
 
@@ -18,8 +18,8 @@ Modes:
   after each published state the executor runs until the controller's ``joint_torques`` for
   that state has arrived (matched by header stamp), then the next step is taken.
 
-``--record FILE.mcap`` writes the graph's topics to a rosbag2-compatible MCAP file
-(Foxglove, PlotJuggler, ``ros2 bag play``). A progress bar on stderr accompanies runs with a
+``--record BAG`` writes the graph's topics to a rosbag2 bag, the folder BAG with
+``metadata.yaml`` and ``BAG_0.mcap`` (``ros2 bag info/play``, Foxglove, PlotJuggler). A progress bar on stderr accompanies runs with a
 ``--duration`` (on by default when stderr is a terminal, ``--progress`` forces it).
 """
 import argparse
@@ -35,14 +35,13 @@ PACKAGE = "lie_dynamics_ros"
 @dataclass(frozen=True)
 class NodeSpec:
     """One launch_ros Node of a launch file: executable, node name, YAML files under config/
-    (``{robot}`` = the URDF's stem) in the order they are passed."""
+    in the order they are passed."""
     executable: str
     name: str
     params_files: Tuple[str, ...]
 
 
-SIMULATOR = NodeSpec("forward_dynamics_node", "forward_dynamics",
-                     ("simulator.yaml", "{robot}_initial_state.yaml"))
+SIMULATOR = NodeSpec("forward_dynamics_node", "forward_dynamics", ("simulator.yaml",))
 INVERSE_DYNAMICS = NodeSpec("inverse_dynamics_node", "inverse_dynamics",
                             ("inverse_dynamics.yaml",))
 ADAPTIVE = NodeSpec("adaptive_controller_node", "adaptive_controller",
@@ -58,6 +57,9 @@ GRAPHS = {
 
 #: launch arguments' defaults, as in the launch files
 DEFAULT_URDF = "arm7.urdf"
+#: --offline: how long the simulator waits for the controller's answer to one state (the
+#: controller compiles its kernels before it subscribes, so this is only a safety net)
+LOCKSTEP_TIMEOUT_S = 30.0
 DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
                         "sim_with_gravity_compensation": True, "adaptive_controller": False}
 
@@ -127,7 +129,11 @@ def build_parser():
                    help="URDF file (path, or a file name in the package's urdf/ folder)")
     p.add_argument("--initial-state", default=None,
                    help="YAML with initial_positions/initial_velocities (default: "
-                   "config/<urdf stem>_initial_state.yaml when it exists)")
+                   "config/<urdf stem>_initial_state.yaml when it exists, else the neutral "
+                   "configuration)")
+    p.add_argument("--params-file", default=None,
+                   help="ros__parameters YAML of the graph's node, for the graphs with one "
+                   "node (inverse_dynamics, simulator, adaptive_controller)")
     p.add_argument("--simulator-params", default=None,
                    help="simulator YAML (default config/simulator.yaml)")
     p.add_argument("--inverse-dynamics-params", default=None,
@@ -140,8 +146,9 @@ def build_parser():
                    help="stop after this many seconds of simulated time")
     p.add_argument("--offline", action="store_true",
                    help="step as fast as possible, in lockstep with the controller")
-    p.add_argument("--record", metavar="FILE.mcap", default=None,
-                   help="record the graph's topics to a rosbag2-compatible MCAP file")
+    p.add_argument("--record", metavar="BAG", default=None,
+                   help="record the graph's topics to a rosbag2 bag: a new folder BAG with "
+                   "metadata.yaml and BAG_0.mcap (ros2 bag info/play, Foxglove)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
@@ -157,10 +164,8 @@ def node_cli_args(spec: NodeSpec, opts, robot: str):
             files.append(opts.simulator_params)
         elif f == "inverse_dynamics.yaml" and opts.inverse_dynamics_params:
             files.append(opts.inverse_dynamics_params)
-        elif "{robot}" in f:
-            path = opts.initial_state or config_file(f.format(robot=robot))
-            if opts.initial_state or os.path.isfile(path):
-                files.append(path)
+        elif opts.params_file and len(GRAPHS[opts.graph]) == 1:
+            files.append(opts.params_file)
         else:
             files.append(config_file(f))
     args = ["--ros-args"]
@@ -171,6 +176,8 @@ def node_cli_args(spec: NodeSpec, opts, robot: str):
     args += ["-p", "urdf_path:=%s" % opts.urdf_abs, "-p", "use_sim_time:=%s" % opts.sim_time]
     if spec is SIMULATOR:
         args += ["-p", "publish_clock:=%s" % ("false" if opts.no_clock else "true")]
+        if opts.initial_state:
+            args += ["-p", "initial_state_file:=%s" % os.path.abspath(opts.initial_state)]
     # the user's --ros-args come last, so that their -p wins over the YAML files
     return args + list(opts.ros_args)
 
@@ -243,8 +250,8 @@ def run(argv=None, stream=sys.stderr):
         if sim is not None and sim.sim is None:
             raise SystemExit("ldr_bringup: the simulator has no usable model (see the log)")
         if opts.record:
-            from lie_dynamics_ros.ros.recording import McapRecorder, record_topics
-            recorder = McapRecorder(opts.record, metadata={
+            from lie_dynamics_ros.ros.recording import Rosbag2Recorder, record_topics
+            recorder = Rosbag2Recorder(opts.record, metadata={
                 "graph": opts.graph, "urdf": opts.urdf_abs, "offline": opts.offline})
             rec_node = Node("recorder", context=context, cli_args=["--ros-args"] + opts.ros_args)
             clock = (lambda: sim.sim.t_ns) if sim is not None else time.time_ns
@@ -276,9 +283,16 @@ def run(argv=None, stream=sys.stderr):
             if opts.offline:
                 sim.tick()
                 if lockstep:
+                    # never step without the controller's answer: offline is deterministic
                     stamp = sim.sim.t_ns
-                    if not _spin_until(executor, lambda: sim.last_cmd_stamp_ns == stamp, 1.0):
+                    if not _spin_until(executor, lambda: sim.last_cmd_stamp_ns == stamp,
+                                       LOCKSTEP_TIMEOUT_S):
                         summary["lockstep_misses"] += 1
+                        raise SystemExit(
+                            "ldr_bringup: --offline: no joint_torques answered the state at "
+                            "t = %.4f s within %.0f s; stopped (offline mode never steps "
+                            "without a command)" % ((stamp - t_start) * 1e-9,
+                                                    LOCKSTEP_TIMEOUT_S))
                 else:
                     executor.spin_once(timeout_sec=0)
             else:

@@ -14,11 +14,26 @@ which starts at 0 when ``publish_clock`` is true and at the node clock's "now" o
 watchdog (``command_timeout``) and zero-stamped references use the same time. Reloading the
 model at run time (``robot_description`` / ``urdf_path``) keeps the time, and the position and
 velocity of every joint whose name the new model shares.
+
+Start: with ``start_mode: wait_for_command`` (the default) the node publishes its initial
+state, time advancing and the state held, until the first command arrives (or until
+``start_timeout`` seconds of wall time have passed, when > 0); then it integrates. A
+controller that starts a little later (or compiles its kernels first) thus finds the robot
+where it was put, not falling. The kernels are compiled (or loaded from numba's cache) before
+anything is subscribed.
+
+Divergence: a step that produces a non-finite value or a joint speed above
+``velocity_bound_factor`` x its URDF velocity limit stops the integration; the node logs the
+simulation time, the joint and "reduce dt or use rkmk4", and keeps publishing the last finite
+configuration at rest (garbage never reaches a subscriber).
 """
+import os
 import sys
 import time
 
 import numpy as np
+import yaml
+from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
@@ -28,10 +43,15 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 import lie_dynamics_ros as ldr
+from lie_dynamics_ros.integrators.simulator import (SimulationDiverged,  # noqa: F401
+                                                    Simulator, velocity_bounds)
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
-from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, positive_number, run_node,
-                                              three_values)
+from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
+                                              positive_number, three_values)
+from lie_dynamics_ros.ros.process import spin_node
+
+START_MODES = ("wait_for_command", "immediate")
 
 # ---------------------------------------------------------------------------------------------
 # integrators: step(q, v, dt, accel=accel, t=0.0) -> (q, v), accel(t, q, v) -> a at time t
@@ -66,106 +86,7 @@ def _known_integrator(name):
         name, ", ".join(names))
 
 
-# ---------------------------------------------------------------------------------------------
-# the simulation itself, without ROS
-
-
-class Simulator:
-    """State and step of the simulation; the node only feeds commands and publishes.
-
-    Args:
-        model: ldr model (1-DOF joints).
-        dt_ns: step in nanoseconds.
-        stepper: integrator step (see ``resolve_integrator``).
-        prescribed: (nv,) bool mask of joints that follow the reference.
-        q0, v0: initial state (nv,), model order.
-        t0_ns: simulation time of the initial state.
-    """
-
-    def __init__(self, model, dt_ns, stepper, prescribed, q0, v0, t0_ns=0):
-        self.model, self.stepper = model, stepper
-        self.dt_ns, self.dt = int(dt_ns), int(dt_ns) * 1e-9
-        self.prescribed = np.asarray(prescribed, dtype=bool)
-        self.free = ~self.prescribed
-        self.hybrid = bool(self.prescribed.any())
-        self.q, self.v = np.array(q0, dtype=float), np.array(v0, dtype=float)
-        self.t_ns = int(t0_ns)
-        self.tau = np.zeros(model.nv)    # torques applied in the last step
-        self.hold = self.q[self.prescribed].copy()
-        self.reference = None            # conversions.TrajectoryReference
-        self.steps = 0
-        # per-step inputs of the acceleration callback (bound once, no closure per step)
-        self._tau_cmd = np.zeros(model.nv)
-        self._applied = None
-        self._a_given = np.zeros(model.nv)
-        self._accel = self._accel_hybrid if self.hybrid else self._accel_free
-
-    def prescribed_motion(self, t_ns):
-        """(q, v, a) of the prescribed joints at ``t_ns`` (each (k,)); q or v may be None
-        when the reference gives only accelerations. Without a reference: hold still."""
-        m = self.prescribed
-        q, v, a = self.hold.copy(), np.zeros(m.sum()), np.zeros(m.sum())
-        if self.reference is not None:
-            rq, rv, ra = self.reference.sample(t_ns)
-            covered = self.reference.mask[m]
-            if rq is None:  # acceleration-only reference: integrate it, no override
-                q = v = None
-            else:
-                q[covered] = rq[m][covered]
-            if rv is not None and v is not None:
-                v[covered] = rv[m][covered]
-            if ra is not None:
-                a[covered] = ra[m][covered]
-        return q, v, a
-
-    def _override(self, q, v, t_ns):
-        """q, v with the prescribed joints set to the reference at ``t_ns``."""
-        m = self.prescribed
-        if self.hybrid:
-            qp, vp, _ = self.prescribed_motion(t_ns)
-            q, v = q.copy(), v.copy()
-            if qp is not None:
-                q[m] = qp
-            if vp is not None:
-                v[m] = vp
-        return q, v
-
-    def apply_prescribed(self):
-        """Put the prescribed joints where the reference says they are now."""
-        self.q, self.v = self._override(self.q, self.v, self.t_ns)
-
-    def _accel_free(self, s, q, v):
-        """Forward dynamics with the commanded torques (``s``: time into the step)."""
-        if self._applied is None:
-            self._applied = self._tau_cmd
-        return ldr.forward_dynamics(self.model, q, v, self._tau_cmd)
-
-    def _accel_hybrid(self, s, q, v):
-        """Hybrid dynamics: the prescribed joints follow the reference at ``t + s``."""
-        a_given = self._a_given
-        a_given[self.prescribed] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
-        a_full, tau_full = ldr.hybrid_dynamics(self.model, q, v, a_given, self._tau_cmd,
-                                               self.prescribed)
-        if self._applied is None:
-            self._applied = tau_full
-        return a_full
-
-    def step(self, tau_cmd):
-        """One step with commanded torques ``tau_cmd`` (nv,) on the free joints.
-
-        Raises FloatingPointError (state unchanged) if the step is not finite.
-        """
-        self._tau_cmd = np.array(tau_cmd, dtype=float)   # a copy: the caller may reuse it
-        self._applied = None
-        self.apply_prescribed()
-        q, v = self.stepper(self.q, self.v, self.dt, accel=self._accel, t=0.0)
-        t_next = self.t_ns + self.dt_ns
-        tau = self._tau_cmd if self._applied is None else np.asarray(self._applied, dtype=float)
-        q, v = self._override(q, v, t_next)
-        if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
-            raise FloatingPointError("simulation step is not finite")
-        self.q, self.v, self.tau, self.t_ns = q, v, tau, t_next
-        self.steps += 1
+# The simulation itself, without ROS, is lie_dynamics_ros.integrators.simulator.Simulator.
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,12 +96,39 @@ class Simulator:
 PARAMS = [
     Param("rate", 1000.0, "double", "Simulation steps per second (Hz); dt = 1/rate.",
           read_only=True, check=positive_number),
+    Param("real_time_factor", 1.0, "double",
+          "Simulated seconds per wall second of the timer (steps every dt / factor). Below 1 "
+          "gives controllers in other processes more wall time per step, so their commands "
+          "arrive fewer simulated steps late.", read_only=True, check=positive_number),
     Param("integrator", "semi_implicit", "string",
           "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
           "a fixed-step method of lie_dynamics_ros.integrators (rkmk4, cf4, heun, ...).",
           read_only=True, check=_known_integrator),
     Param("initial_positions", [], "double_array",
-          "Initial joint positions in `joints` order (rad, m); default zeros.", read_only=True),
+          "Initial joint positions in `joints` order (rad, m); default: initial_state_file, "
+          "else config/<robot>_initial_state.yaml when the package has one for the URDF's file "
+          "name, else the neutral configuration (zeros, clipped to the joint limits).",
+          read_only=True),
+    Param("initial_state_file", "", "string",
+          "YAML parameter file whose initial_positions / initial_velocities are used when "
+          "those parameters are not set.", read_only=True),
+    Param("start_mode", "wait_for_command", "string",
+          "wait_for_command: publish the initial state, held, until the first command "
+          "arrives (or start_timeout passes), then integrate; immediate: integrate from the "
+          "first tick (zero torque until a command arrives).", read_only=True,
+          check=lambda m: None if m in START_MODES else "must be one of %s" % (START_MODES,)),
+    Param("start_timeout", 0.0, "double",
+          "With start_mode wait_for_command: start integrating after this many seconds of "
+          "wall time without a command (0 = wait for the first command).", read_only=True,
+          check=nonnegative_number),
+    Param("velocity_bound_factor", 100.0, "double",
+          "Divergence check: a joint faster than this factor times its URDF velocity limit "
+          "(1000 rad/s or m/s without one) stops the integration (0 disables; non-finite values "
+          "always do).", check=nonnegative_number),
+    Param("enforce_position_limits", False, "bool",
+          "Stop joints at their URDF position limits (inelastic: the velocity into the limit "
+          "is set to zero). Off by default: the URDF limits are often the controller's, not "
+          "the mechanism's."),
     Param("initial_velocities", [], "double_array",
           "Initial joint velocities in `joints` order; default zeros.", read_only=True),
     Param("joints", [], "string_array",
@@ -223,20 +171,26 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         self.clamped = 0
         self.published = 0
         self.diverged = 0
+        self.ticks = 0                   # published states (steps, held or not)
         self.cmd_stamps = cv.StampMonitor()
+        self.integrating = False         # False while holding the initial state (start_mode)
+        self.halted = None               # the divergence that stopped the integration
+        self._t_wall_start = time.monotonic()
         self.pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=10))
                           if self.p.publish_clock else None)
+        self._rate_window = (time.monotonic(), 0)
+        self.achieved_rate = None
+        # the model (and the kernels' compilation) before any subscription
+        self.source = ModelSource(self, self._set_model)
         self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  self._on_array_command, 10)
         self.create_subscription(JointState, "joint_torques", self._on_state_command, 10)
         self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
-        self._rate_window = (time.monotonic(), 0)
-        self.achieved_rate = None
-        self.source = ModelSource(self, self._set_model)
+        self.create_subscription(WrenchStamped, "external_wrench", self._on_wrench, 10)
         if drive == "timer":
             # steady clock: with use_sim_time the node clock would wait for our own /clock
-            self.timer = self.create_timer(self.dt_ns * 1e-9, self.tick,
+            self.timer = self.create_timer(self.dt_ns * 1e-9 / self.p.real_time_factor, self.tick,
                                            clock=RosClock(clock_type=ClockType.STEADY_TIME))
 
     # -- model and parameters ---------------------------------------------------------------
@@ -252,12 +206,15 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
             if unknown:
                 return "parameter %s names %s, not in the model" % (what, unknown)
         cols = np.array([names.index(j) for j in joints], dtype=np.intp)
-        q0, v0 = np.zeros(model.nv), np.zeros(model.nv)
-        for what, arr, vals in (("initial_positions", q0, self.p.initial_positions),
-                                ("initial_velocities", v0, self.p.initial_velocities)):
+        q0 = np.clip(ldr.neutral_configuration(model), model.lower_limits, model.upper_limits)
+        v0 = np.zeros(model.nv)
+        given, source = self._initial_state(origin)
+        for what, arr in (("initial_positions", q0), ("initial_velocities", v0)):
+            vals = given.get(what)
             if vals:
                 if len(vals) != len(joints):
-                    return "%s has %d values for %d joints" % (what, len(vals), len(joints))
+                    return "%s (%s) has %d values for %d joints" % (what, source, len(vals),
+                                                                    len(joints))
                 arr[cols] = vals
         prescribed = np.array([n in self.p.prescribed_joints for n in names], dtype=bool)
         model = model.with_gravity(np.array(self.p.gravity, dtype=float))
@@ -272,11 +229,13 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
             for k, n in enumerate(names):
                 if n in old_cols:
                     q0[k], v0[k] = old.q[old_cols[n]], old.v[old_cols[n]]
-        stepper = resolve_integrator(self.p.integrator, model)
-        sim = Simulator(model, self.dt_ns, stepper, prescribed, q0, v0, t0)
+        self._warm_up(model, q0)
+        sim = self._make_simulator(model, prescribed, q0, v0, t0)
         if old is not None:
             sim.steps = old.steps
+            sim.t0_ns = old.t0_ns
         self.sim = sim
+        self.halted = None
         self.index = cv.JointIndex(names)
         self.cmd_cols = cols
         self.limits = cv.finite_limits(model.effort_limits)
@@ -285,13 +244,75 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         self.cmd_stamps.reset()
         if old is None:
             self._started = False   # the first tick publishes the initial state
-            self._rate_window = (time.monotonic(), 0)
+            self._rate_window = (time.monotonic(), self.ticks)
+            self._t_wall_start = time.monotonic()
+            self.integrating = self.p.start_mode == "immediate"
+            if not self.integrating:
+                self.get_logger().info(
+                    "holding the initial state (%s) until the first command arrives%s "
+                    "(start_mode wait_for_command)" % (source, "" if self.p.start_timeout <= 0
+                                                       else " or %.1f s pass"
+                                                       % self.p.start_timeout))
         return None
+
+    def _make_simulator(self, model, prescribed, q0, v0, t0):
+        limits = ((model.lower_limits, model.upper_limits) if self.p.enforce_position_limits
+                  else None)
+        return Simulator(model, self.dt_ns, resolve_integrator(self.p.integrator, model),
+                         prescribed, q0, v0, t0,
+                         velocity_bound=velocity_bounds(model, self.p.velocity_bound_factor),
+                         position_limits=limits)
+
+    def _warm_up(self, model, q0):
+        """Compile (cold numba cache) or load the kernels of one step now, before any
+        subscription, not on the first command."""
+        from lie_dynamics_ros.precompile import cache_is_cold
+        if cache_is_cold():
+            self.get_logger().info("compiling numba kernels (first run only)")
+        t = time.monotonic()
+        sim = Simulator(model, self.dt_ns, resolve_integrator(self.p.integrator, model),
+                        np.zeros(model.nv, dtype=bool), q0, np.zeros(model.nv))
+        try:
+            sim.step(np.zeros(model.nv))
+        except FloatingPointError:
+            pass   # compiled all the same; the real run reports divergence itself
+        if self.p.prescribed_joints:
+            ldr.hybrid_dynamics(model, q0, np.zeros(model.nv), np.zeros(model.nv),
+                                np.zeros(model.nv), np.ones(model.nv, dtype=bool))
+        self.get_logger().debug("kernels ready in %.2f s" % (time.monotonic() - t))
+
+    def _initial_state(self, origin):
+        """({initial_positions, initial_velocities}, where they come from): the parameters,
+        else initial_state_file, else config/<urdf stem>_initial_state.yaml of the package,
+        else {} (the neutral configuration at rest)."""
+        if self.p.initial_positions or self.p.initial_velocities:
+            return ({"initial_positions": list(self.p.initial_positions),
+                     "initial_velocities": list(self.p.initial_velocities)}, "parameters")
+        path = self.p.initial_state_file
+        if not path and origin.startswith("urdf_path "):
+            from lie_dynamics_ros.resources import share_dir
+            stem = os.path.splitext(os.path.basename(origin[len("urdf_path "):]))[0]
+            try:
+                path = os.path.join(share_dir(), "config", stem + "_initial_state.yaml")
+            except FileNotFoundError:
+                path = ""
+            if not os.path.isfile(path):
+                path = ""
+        if not path:
+            return {}, "the neutral configuration"
+        return read_initial_state(path), path
 
     def _on_params(self, names):
         self.throttle.period_s = self.p.log_throttle_sec
-        if self.sim is not None:
-            self.sim.model = self.sim.model.with_gravity(np.array(self.p.gravity, dtype=float))
+        if self.sim is not None and ("gravity" in names or "velocity_bound_factor" in names
+                                     or "enforce_position_limits" in names):
+            old = self.sim
+            model = old.model.with_gravity(np.array(self.p.gravity, dtype=float))
+            sim = self._make_simulator(model, old.prescribed, old.q, old.v, old.t_ns)
+            sim.steps, sim.t0_ns, sim.reference, sim.f_ext = (old.steps, old.t0_ns,
+                                                              old.reference, old.f_ext)
+            sim.hold = old.hold
+            self.sim = sim
 
     # -- commands -----------------------------------------------------------------------------
     def _accept_command(self, cols, values):
@@ -331,6 +352,18 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
             return self._drop("reference", reason)
         self.sim.reference = ref
 
+    def _on_wrench(self, msg):
+        """geometry_msgs/WrenchStamped: a wrench on the link named by header.frame_id,
+        (force, torque) in that link's frame, applied from now on (a zero wrench removes it)."""
+        if self.sim is None:
+            return self._drop("external_wrench", "no robot model yet")
+        f, t = msg.wrench.force, msg.wrench.torque
+        try:
+            self.sim.set_external_wrench(msg.header.frame_id, [f.x, f.y, f.z, t.x, t.y, t.z])
+        except (ValueError, KeyError) as e:   # InputError is a ValueError
+            return self._drop("external_wrench", "header.frame_id %r: %s"
+                              % (msg.header.frame_id, e))
+
     # -- stepping -----------------------------------------------------------------------------
     def command_torques(self):
         """Torques for the next step: watchdog, then effort limits."""
@@ -353,29 +386,50 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         return tau
 
     def tick(self):
-        """Publish the initial state on the first call, then one step + publish per call."""
+        """Publish the initial state on the first call, then one step + publish per call.
+
+        While holding (start_mode wait_for_command, no command yet) or after a divergence,
+        a call advances the time and publishes the state unchanged."""
         if self.sim is None:
             return
-        if self._started:
+        if self._started and not self.integrating:
+            self._maybe_start()
+        if self._started and self.integrating and self.halted is None:
             try:
                 self.sim.step(self.command_torques())
             except (FloatingPointError, ValueError) as e:
-                # diverged (step too large for the dynamics?): keep the last finite
-                # configuration at rest, keep time and publishing going
-                self.diverged += 1
-                if self.throttle.ready("step"):
-                    self.get_logger().error(
-                        "simulation step failed (%s): velocities reset to zero; a higher "
-                        "rate may help" % e)
-                self.sim.v = np.zeros_like(self.sim.v)
-                self.sim.tau = np.zeros_like(self.sim.tau)
-                self.sim.t_ns += self.sim.dt_ns
-                self.sim.steps += 1
+                self._halt(e)
+                self.sim.hold_step()
+        elif self._started:
+            self.sim.hold_step()
         else:
             self.sim.apply_prescribed()
         self._started = True
+        self.ticks += 1
         self._publish()
         self._measure_rate()
+
+    def _maybe_start(self):
+        timeout = self.p.start_timeout
+        if self.last_cmd_ns is not None:
+            why = "first command received"
+        elif timeout > 0 and time.monotonic() - self._t_wall_start >= timeout:
+            why = "no command for start_timeout %.1f s" % timeout
+        else:
+            return
+        self.integrating = True
+        self.get_logger().info("integrating from t = %.3f s (%s)"
+                               % ((self.sim.t_ns - self.sim.t0_ns) * 1e-9, why))
+
+    def _halt(self, error):
+        """Stop integrating for good (until a new model): the last finite configuration stays,
+        at rest, and is published from now on."""
+        self.diverged += 1
+        self.halted = str(error)
+        self.get_logger().error("%s. Integration stopped; publishing the last finite "
+                                "configuration at rest." % error)
+        self.sim.v = np.zeros_like(self.sim.v)
+        self.sim.tau = np.zeros_like(self.sim.tau)
 
     def _publish(self):
         sim = self.sim
@@ -396,17 +450,32 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         t0, n0 = self._rate_window
         now = time.monotonic()
         if now - t0 >= 2.0:
-            self.achieved_rate = (self.sim.steps - n0) / (now - t0)
-            self._rate_window = (now, self.sim.steps)
-            if hasattr(self, "timer") and self.achieved_rate < 0.9 * self.p.rate:
-                self._warn("rate", "simulating at %.0f Hz, below rate %.0f Hz (%.2fx real "
-                           "time)" % (self.achieved_rate, self.p.rate,
+            self.achieved_rate = (self.ticks - n0) / (now - t0)
+            self._rate_window = (now, self.ticks)
+            wanted = self.p.rate * self.p.real_time_factor
+            if hasattr(self, "timer") and self.achieved_rate < 0.9 * wanted:
+                self._warn("rate", "simulating at %.0f steps/s, below %.0f (%.2fx real "
+                           "time)" % (self.achieved_rate, wanted,
                                       self.achieved_rate / self.p.rate))
+
+
+def read_initial_state(path):
+    """initial_positions / initial_velocities from a ros__parameters YAML file (the first
+    node entry that has them; keys like ``/**/forward_dynamics:`` or ``/**:``)."""
+    with open(path) as f:
+        doc = yaml.safe_load(f) or {}
+    for entry in doc.values():
+        params = (entry or {}).get("ros__parameters", {}) if isinstance(entry, dict) else {}
+        found = {k: [float(x) for x in params[k]] for k in ("initial_positions",
+                                                           "initial_velocities") if k in params}
+        if found:
+            return found
+    raise ValueError("%s has no initial_positions / initial_velocities" % path)
 
 
 def main(args=None):
     """Console script ``forward_dynamics_node``; accepts standard ``--ros-args``."""
-    return run_node(ForwardDynamicsNode, "forward_dynamics_node", args)
+    return spin_node(ForwardDynamicsNode, "forward_dynamics_node", args)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Recording ROS 2 topics to MCAP files laid out like rosbag2's, for Foxglove and PlotJuggler.
+"""Recording ROS 2 topics to rosbag2 bags (a folder with ``metadata.yaml`` and an MCAP file),
+as ``ros2 bag record -s mcap`` writes them, for ``ros2 bag``, Foxglove and PlotJuggler.
+
+``Rosbag2Recorder`` writes the folder: the MCAP file (below) with each channel's
+``offered_qos_profiles`` in its metadata, and ``metadata.yaml`` (rosbag2 format version 9,
+as ROS 2 Jazzy writes it) when it is closed. ``McapRecorder`` writes the MCAP file alone.
 
 The file uses the ``ros2`` profile: one schema per message type (encoding ``ros2msg``, name
 ``pkg/msg/Type``, data = the complete message definition with its dependencies, as in
@@ -14,7 +19,7 @@ import os
 import re
 import sys
 import time
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 _PRIMITIVES = {"double": "float64", "float": "float32", "boolean": "bool", "octet": "byte"}
 _NAMESPACED = re.compile(r"([A-Za-z0-9_]+)/([A-Za-z0-9_]+)")
@@ -126,7 +131,7 @@ class McapRecorder:
             self._writer.add_metadata("lie_dynamics_ros", {k: str(v) for k, v in
                                                            metadata.items()})
 
-    def _channel(self, topic: str, msg_cls) -> int:
+    def _channel(self, topic: str, msg_cls, metadata: Dict[str, str] = None) -> int:
         cid = self._channels.get(topic)
         if cid is None:
             name = type_name(msg_cls)
@@ -137,15 +142,16 @@ class McapRecorder:
                     data=message_definition(msg_cls).encode("utf-8"))
                 self._schemas[name] = sid
             cid = self._writer.register_channel(topic=topic, message_encoding="cdr",
-                                                schema_id=sid)
+                                                schema_id=sid, metadata=metadata or {})
             self._channels[topic] = cid
             self._sequence[topic] = 0
         return cid
 
     def write(self, topic: str, msg_cls, data: bytes, log_time_ns: int,
-              publish_time_ns: Optional[int] = None):
-        """Append one CDR-serialized message (``rclpy.serialization.serialize_message``)."""
-        cid = self._channel(topic, msg_cls)
+              publish_time_ns: Optional[int] = None, channel_metadata: Dict[str, str] = None):
+        """Append one CDR-serialized message (``rclpy.serialization.serialize_message``).
+        ``channel_metadata`` is used when the topic's channel is created (first message)."""
+        cid = self._channel(topic, msg_cls, channel_metadata)
         seq = self._sequence[topic] = self._sequence[topic] + 1
         self._writer.add_message(channel_id=cid, log_time=int(log_time_ns), data=bytes(data),
                                  publish_time=int(publish_time_ns if publish_time_ns is not None
@@ -159,20 +165,146 @@ class McapRecorder:
             self._file = None
 
 
-def record_topics(node, recorder: McapRecorder, topics, clock: Callable[[], int] = None,
-                  qos=None):
+# --- rosbag2 ----------------------------------------------------------------------------------
+
+#: rosbag2's spelling of an infinite QoS duration (rmw's RMW_DURATION_INFINITE)
+_INFINITE = {"sec": 9223372036, "nsec": 854775807}
+
+
+def _qos_duration(d):
+    ns = getattr(d, "nanoseconds", 0)
+    if ns <= 0 or ns >= 9223372036854775807:
+        return dict(_INFINITE) if ns else {"sec": 0, "nsec": 0}
+    return {"sec": ns // 1_000_000_000, "nsec": ns % 1_000_000_000}
+
+
+def qos_profile_dict(qos) -> dict:
+    """An rclpy QoSProfile as one entry of rosbag2's ``offered_qos_profiles`` (version 9)."""
+    def name(policy, default):
+        n = getattr(policy, "name", None)
+        return n.lower() if n and n != "UNKNOWN" else default
+    zero = {"sec": 0, "nsec": 0}
+    deadline = _qos_duration(qos.deadline) if qos.deadline.nanoseconds else zero
+    lifespan = _qos_duration(qos.lifespan) if qos.lifespan.nanoseconds else zero
+    lease = (_qos_duration(qos.liveliness_lease_duration)
+             if qos.liveliness_lease_duration.nanoseconds else zero)
+    return {"history": name(qos.history, "keep_last"), "depth": int(qos.depth),
+            "reliability": name(qos.reliability, "reliable"),
+            "durability": name(qos.durability, "volatile"),
+            "deadline": deadline, "lifespan": lifespan,
+            "liveliness": name(qos.liveliness, "automatic"),
+            "liveliness_lease_duration": lease,
+            "avoid_ros_namespace_conventions": bool(qos.avoid_ros_namespace_conventions)}
+
+
+class Rosbag2Recorder:
+    """A rosbag2 bag: ``folder/`` with ``<folder name>_0.mcap`` and ``metadata.yaml``.
+
+    >>> rec = Rosbag2Recorder("run")          # creates run/ (it must not exist)
+    >>> rec.write("/joint_states", JointState, cdr_bytes, log_time_ns, offered_qos=[{...}])
+    >>> rec.close()                           # writes run/metadata.yaml
+    """
+
+    def __init__(self, folder: str, compression: str = "zstd", metadata: Dict[str, str] = None):
+        folder = folder[:-1] if folder.endswith(os.sep) else folder
+        if os.path.exists(folder):
+            raise FileExistsError("%s exists already; rosbag2 bags are new folders" % folder)
+        os.makedirs(folder)
+        self.folder = self.path = folder
+        self.file_name = os.path.basename(os.path.abspath(folder)) + "_0.mcap"
+        self._mcap = McapRecorder(os.path.join(folder, self.file_name), compression, metadata)
+        self.custom_data = {k: str(v) for k, v in (metadata or {}).items()}
+        self._topics: Dict[str, dict] = {}
+        self._t_min = self._t_max = None
+        self._mcap_count = 0
+
+    def write(self, topic: str, msg_cls, data: bytes, log_time_ns: int,
+              offered_qos: List[dict] = None):
+        """Append one CDR message; ``offered_qos`` (``qos_profile_dict`` entries of the
+        publishers) is recorded with the topic's first message."""
+        info = self._topics.get(topic)
+        if info is None:
+            import yaml
+            qos = list(offered_qos or [])
+            info = self._topics[topic] = {"type": type_name(msg_cls), "qos": qos, "count": 0}
+            meta = {"offered_qos_profiles": yaml.safe_dump(qos, sort_keys=False)}
+        else:
+            meta = None
+        self._mcap.write(topic, msg_cls, data, log_time_ns, channel_metadata=meta)
+        info["count"] += 1
+        t = int(log_time_ns)
+        self._t_min = t if self._t_min is None else min(self._t_min, t)
+        self._t_max = t if self._t_max is None else max(self._t_max, t)
+
+    def close(self):
+        if self._mcap is None:
+            return
+        import yaml
+        self._mcap.close()
+        self._mcap_count, self._mcap = self._mcap.count, None
+        start = self._t_min or 0
+        duration = (self._t_max - self._t_min) if self._t_min is not None else 0
+        info = {
+            "version": 9,
+            "storage_identifier": "mcap",
+            "duration": {"nanoseconds": duration},
+            "starting_time": {"nanoseconds_since_epoch": start},
+            "message_count": self._mcap_count,
+            "topics_with_message_count": [
+                {"topic_metadata": {"name": name, "type": t["type"],
+                                    "serialization_format": "cdr",
+                                    "offered_qos_profiles": t["qos"],
+                                    "type_description_hash": ""},
+                 "message_count": t["count"]}
+                for name, t in self._topics.items()],
+            "compression_format": "",
+            "compression_mode": "",
+            "relative_file_paths": [self.file_name],
+            "files": [{"path": self.file_name,
+                       "starting_time": {"nanoseconds_since_epoch": start},
+                       "duration": {"nanoseconds": duration},
+                       "message_count": self._mcap_count}],
+            "custom_data": self.custom_data,
+            "ros_distro": os.environ.get("ROS_DISTRO", "jazzy"),
+        }
+        with open(os.path.join(self.folder, "metadata.yaml"), "w") as f:
+            yaml.safe_dump({"rosbag2_bagfile_information": info}, f, sort_keys=False)
+
+    @property
+    def count(self) -> int:
+        return self._mcap.count if self._mcap is not None else self._mcap_count
+
+
+def offered_qos(node, topic: str) -> List[dict]:
+    """QoS profiles offered by the publishers of ``topic`` that ``node`` has discovered."""
+    try:
+        return [qos_profile_dict(i.qos_profile)
+                for i in node.get_publishers_info_by_topic(topic)]
+    except Exception:   # graph query failed (shutting down): record without QoS
+        return []
+
+
+def record_topics(node, recorder, topics, clock: Callable[[], int] = None, qos=None):
     """Subscribe ``node`` to ``topics`` (iterable of (name, msg class)) with raw subscriptions
-    and write every message to ``recorder``; ``clock()`` gives the log time in ns (default:
-    wall time). Returns the subscriptions."""
+    and write every message to ``recorder`` (``Rosbag2Recorder`` or ``McapRecorder``);
+    ``clock()`` gives the log time in ns (default: wall time). For a rosbag2 bag the
+    publishers' offered QoS is looked up when a topic's first message arrives.
+    Returns the subscriptions."""
     from rclpy.qos import QoSProfile
     qos = qos or QoSProfile(depth=1000)
     clock = clock or time.time_ns
+    bag = isinstance(recorder, Rosbag2Recorder)
     subs = []
     for name, cls in topics:
         resolved = node.resolve_topic_name(name) if hasattr(node, "resolve_topic_name") \
             else name
 
         def cb(data, topic=resolved, cls=cls):
-            recorder.write(topic, cls, data, clock())
+            if bag:
+                first = topic not in recorder._topics
+                recorder.write(topic, cls, data, clock(),
+                               offered_qos=offered_qos(node, topic) if first else None)
+            else:
+                recorder.write(topic, cls, data, clock())
         subs.append(node.create_subscription(cls, name, cb, qos, raw=True))
     return subs

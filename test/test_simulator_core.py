@@ -1,0 +1,87 @@
+"""The ROS-free Simulator (integrators/simulator.py): divergence stops with the time and the
+joint, position limits hold when enforced, external wrenches on links. No DDS."""
+import math
+
+import numpy as np
+import pytest
+
+import lie_dynamics_ros as ldr
+from lie_dynamics_ros.integrators.simulate import make_stepper
+from lie_dynamics_ros.integrators.simulator import (SimulationDiverged, Simulator,
+                                                    velocity_bounds)
+
+from ros_fixtures import ARM7, DOUBLE_PENDULUM
+
+READY = np.array([0.0, -0.785398163, 0.0, -2.356194490, 0.0, 1.570796327, 0.785398163])
+
+
+def make(model, q0, v0=None, dt_ns=1_000_000, **kw):
+    return Simulator(model, dt_ns, make_stepper(model, "semi_implicit"),
+                     np.zeros(model.nv, bool), q0,
+                     np.zeros(model.nv) if v0 is None else v0, **kw)
+
+
+def test_a_joint_faster_than_its_bound_stops_the_run_naming_time_and_joint():
+    model = ldr.load_urdf(DOUBLE_PENDULUM)
+    sim = make(model, [math.pi / 2, 0.0], velocity_bound=[3.0, 1e9])
+    with pytest.raises(SimulationDiverged) as err:
+        for _ in range(5000):
+            sim.step(np.zeros(2))
+    e = err.value
+    assert e.joint == model.joint_names[0] and 0 < e.t_s < 5.0
+    assert "reduce dt" in str(e) and "rkmk4" in str(e) and model.joint_names[0] in str(e)
+    assert abs(sim.v[0]) <= 3.0          # the state is the last one within bounds
+    assert e.t_s == pytest.approx((sim.steps + 1) * 1e-3)
+
+
+def test_a_non_finite_step_is_refused_and_the_state_kept():
+    model = ldr.load_urdf(DOUBLE_PENDULUM)
+    sim = make(model, [1.0, 0.0])
+    sim.step(np.zeros(2))
+    q, v = sim.q.copy(), sim.v.copy()
+    sim.stepper = lambda q, v, dt, accel=None, t=0.0: (q, v * np.nan)
+    with pytest.raises(SimulationDiverged, match="non-finite velocity"):
+        sim.step(np.zeros(2))
+    np.testing.assert_array_equal(sim.q, q)
+    np.testing.assert_array_equal(sim.v, v)
+
+
+def test_velocity_bounds_use_the_urdf_limits():
+    model = ldr.load_urdf(ARM7)
+    b = velocity_bounds(model, factor=10.0)
+    np.testing.assert_allclose(b, 10.0 * model.velocity_limits)
+    assert np.isinf(velocity_bounds(model, factor=0.0)).all()
+
+
+def test_enforced_position_limits_hold_a_falling_arm_inside_them():
+    model = ldr.load_urdf(ARM7)
+    lo, hi = model.lower_limits, model.upper_limits
+    free = make(model, READY)
+    held = make(model, READY, position_limits=(lo, hi))
+    outside = False
+    for _ in range(1500):
+        free.step(np.zeros(7))
+        held.step(np.zeros(7))
+        outside |= bool(((free.q < lo - 1e-9) | (free.q > hi + 1e-9)).any())
+        assert ((held.q >= lo) & (held.q <= hi)).all()
+    assert outside                      # without enforcement the arm leaves its limits
+    assert held.limit_stops > 0
+
+
+def test_an_external_wrench_on_a_link_is_the_torque_jt_f():
+    model = ldr.load_urdf(ARM7)
+    sim = make(model, READY)
+    w = np.array([0.0, 0.0, -20.0, 0.0, 0.0, 0.0])
+    sim.set_external_wrench("panda_link7", w)
+    g = ldr.gravity_torques(model, READY)
+    sim.step(g)     # gravity compensated: the wrench alone accelerates the arm
+    a = sim.v / sim.dt
+    J = ldr.body_jacobian(model, READY, "panda_link7")
+    M = ldr.mass_matrix(model, READY)
+    np.testing.assert_allclose(M @ a, J.T @ w, atol=1e-9)
+    sim.set_external_wrench("panda_link7", np.zeros(6))
+    assert sim.f_ext is None
+    with pytest.raises((ldr.InputError, KeyError)):
+        sim.set_external_wrench("no_such_link", w)
+    with pytest.raises(ldr.InputError):
+        sim.set_external_wrench("panda_link7", [np.nan] * 6)
