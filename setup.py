@@ -48,17 +48,19 @@ setup(
         (os.path.join('share', PACKAGE_NAME, 'launch'), _files('launch/*.launch.py')),
         (os.path.join('share', PACKAGE_NAME, 'config'), _files('config/*.yaml')),
         (os.path.join('share', PACKAGE_NAME, 'urdf'), _files('urdf/*.urdf')),
+        (os.path.join('share', PACKAGE_NAME, 'urdf', 'loops'),
+         _files('urdf/loops/*.urdf') + _files('urdf/loops/*.sdf') + _files('urdf/loops/*.yaml')),
     ],
     python_requires='>=3.10',
     install_requires=[
         'numpy',
         'numba',
-        'urdf-parser-py',
-        'pyyaml',          # imported by urdf_parser_py and the simulator's initial state
+        'pyyaml',          # loop-closure YAML files and the simulator's initial state
         'scipy',           # numba's np.linalg.eigh (the adaptive controller's projection)
     ],
     extras_require={
-        'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib', 'rosbags'],
+        'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib', 'rosbags', 'hypothesis',
+                 'mujoco'],
         'plot': ['matplotlib'],
         'record': ['mcap', 'mcap-ros2-support'],
     },

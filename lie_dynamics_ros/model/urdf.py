@@ -21,6 +21,7 @@ from ..errors import URDFError
 
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _WITH_AXIS = ("revolute", "continuous", "prismatic", "planar")     # urdfdom reads no other axis
+_XACRO_NS = "{http://www.ros.org/wiki/xacro}"
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
@@ -95,13 +96,16 @@ def _bundled(name):
 
 
 def _parse(text):
-    if "<xacro:" in text:      # unexpanded macros (expanded files keep only the xmlns)
-        raise URDFError("this is a xacro file: run xacro first (`xacro robot.urdf.xacro > "
-                        "robot.urdf`) and load its output")
+    xacro = URDFError("this is a xacro file: run xacro first (`xacro robot.urdf.xacro > "
+                      "robot.urdf`) and load its output")
     try:
         root = ET.fromstring(text)
     except (ET.ParseError, ValueError) as e:
+        if "<xacro:" in text:          # a macro without its xmlns declaration
+            raise xacro from None
         raise URDFError(f"not valid XML: {e}") from None
+    if any(el.tag.startswith(_XACRO_NS) for el in root.iter()):   # unexpanded macros
+        raise xacro
     if root.tag != "robot":
         raise URDFError(f"the root element is <{root.tag}>, not <robot>")
     return root
