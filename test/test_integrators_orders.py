@@ -1,4 +1,4 @@
-"""Orders of the Lie group integrators (Celledoni et al. 2021; digest §4, §5).
+"""Orders of the Lie group integrators (Celledoni et al. 2021, §2, §4, §5).
 
 Measured convergence slopes must be within +-0.3 of the theoretical order; every fit uses step
 sizes where the error is far above round-off (checked).
@@ -223,7 +223,7 @@ def test_heavy_top_theta_family_consistency():
 
 def test_lie_poisson_sign():
     """Free rigid body on so(3)* with g.mu = g mu: f = -II^-1 mu reproduces Euler's equation
-    Pi' = Pi x II^-1 Pi (digest P11) and keeps |Pi| to round-off."""
+    Pi' = Pi x II^-1 Pi (Celledoni et al. 2021, Example 1) and keeps |Pi| to round-off."""
     from scipy.integrate import solve_ivp
     II_inv = np.diag([1.0, 0.5, 1 / 3])
     mu0 = np.array([1.0, 0.5, -0.3])

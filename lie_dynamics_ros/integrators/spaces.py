@@ -1,18 +1,18 @@
 """Lie groups, and homogeneous spaces with a Lie group action, for the Lie group integrators.
 
-The framework of Celledoni et al. (2021, digest §4.1): a manifold M with a transitive action
+The framework of Celledoni et al. (2021, §2.1, eqs. 1–3): a manifold M with a transitive action
 psi: G x M -> M, and a map f: M -> g with  y' = psi_*(f(y))|_y,  i.e. "y' = f(y) . y".
 The integrators only need, from a space,
 
 * ``exp_act(xi, y)``      = psi(exp(xi), y)
-* ``dexp_inv(u, v, order)`` = dexp_u^{-1} v  (right-trivialised, digest §0; ``order=None``
+* ``dexp_inv(u, v, order)`` = dexp_u^{-1} v  (right-trivialised, eq. 7; ``order=None``
   exact, ``order=k`` the Bernoulli series truncated after ad_u^k, coefficients 1, -1/2, 1/12, 0,
   -1/720, ...)
 * ``bracket(u, v)``       = [u, v]      (for the Casas–Owren RKMK4 and truncated series)
-* ``dist(y1, y2)``        a metric on M (error estimates of the commutator-free pairs, P18)
+* ``dist(y1, y2)``        a metric on M (error estimates of the commutator-free pairs, §4)
 
 States are flat float arrays and Lie algebra elements are flat vectors, so that direct
-products are concatenations.  Angular parts come first in se(3): xi = (w, v) (digest §0).
+products are concatenations.  Angular parts come first in se(3): xi = (w, v) (Kim 2012; §2.3).
 
 Groups (``LieGroup``): ``Rn``, ``SO3``, ``SE3``, ``ProductGroup``.  They also provide what the
 symplectic T*G integrator needs: ``mul``, ``inv``, ``Ad`` (matrix), ``dexp`` (matrix) and the
@@ -29,8 +29,8 @@ space                  group (algebra dim)  action / state
 ``SE3Space()``         SE(3) (6)            T -> B T, state = T.ravel() (16)
 ``S2Space()``          SO(3) (3)            q -> A q, state q (3)
 ``TS2Space(count)``    SE(3)^count (6 each) (q, w) -> (A q, A w + a x A q): the SE(3) adjoint
-                                            action restricted to TS^2 (digest §4.8)
-``CoadjointSO3()``     SO(3) (3)            mu -> A mu on so(3)* (Lie–Poisson, digest P11)
+                                            action restricted to TS^2 (Celledoni §5.1)
+``CoadjointSO3()``     SO(3) (3)            mu -> A mu on so(3)* (Lie–Poisson, Example 1)
 ``ProductSpace(...)``  direct product       componentwise
 =====================  ===================  ========================================================
 """
@@ -122,7 +122,7 @@ class LieGroup:
         return self.ad(xi).T
 
     def dexp_star(self, u):
-        """dexp*_u := (dexp_u)^T, the dual of dexp (digest §4.5, P17)."""
+        """dexp*_u := (dexp_u)^T, the dual of dexp (Celledoni et al. 2021, eq. 15)."""
         return self.dexp(u).T
 
     def flatten(self, g):
@@ -434,7 +434,7 @@ class GroupSpace(HomogeneousSpace):
         return self.group.dexp_inv(u) @ v
 
     def dist(self, y1, y2):
-        """Geodesic-type distance |log(y1^-1 y2)| (digest P18)."""
+        """Geodesic-type distance |log(y1^-1 y2)| (for the CF error estimates, Celledoni §4)."""
         G = self.group
         return float(np.linalg.norm(G.log(G.mul(G.inv(G.unflatten(y1)), G.unflatten(y2)))))
 
@@ -503,7 +503,8 @@ class CoadjointSO3(HomogeneousSpace):
     """so(3)* under SO(3) by g . mu = g mu (coadjoint orbits = spheres |mu| = const).
 
     The generator is xi x mu.  For a left-invariant Hamiltonian the Lie–Poisson equation reads
-    mu' = mu x dH/dmu (digest P11), so use f(mu) = -dH/dmu.
+    mu' = mu x dH/dmu (Celledoni et al. 2021, Example 1 and eq. 18, whose printed sign is that
+of the body equation), so use f(mu) = -dH/dmu.
     """
     dim, size = 3, 3
 
@@ -521,11 +522,11 @@ class CoadjointSO3(HomogeneousSpace):
 
 
 class TS2Space(HomogeneousSpace):
-    """(TS^2)^count under SE(3)^count with the adjoint action (Celledoni §5.1, digest §4.8).
+    """(TS^2)^count under SE(3)^count with the adjoint action (Celledoni et al. 2021, §5.1).
 
     State per copy: (q, w) with |q| = 1, q.w = 0 (6 numbers); algebra per copy: (u, v) in se(3)
     (angular first).  psi((A, a), (q, w)) = (A q, A w + a x A q) with (A, a) = exp(u, v) the full
-    SE(3) exponential (a = J_l(u) v, digest P15); generator (u x q, u x w + v x q).
+    SE(3) exponential (a = J_l(u) v, translation included); generator (u x q, u x w + v x q).
     For the N-fold pendulum f = (w_i, q_i x h_i)_i gives q_i' = w_i x q_i, w_i' = h_i.
     """
 
@@ -582,7 +583,7 @@ class TS2Space(HomogeneousSpace):
 
 # ----------------------------------------------------------------------------- batched se(3)
 # Vectorised over many copies (the N-fold pendulum has N of them).  They evaluate exactly the
-# formulas of lie.so3 / lie.se3 (Rodrigues, J_l, and the closed form of digest §4.3); the test
+# formulas of lie.so3 / lie.se3 (Rodrigues, J_l, and the closed form of Celledoni §2.3); the test
 # suite checks them against lie.se3.exp / lie.se3.dexp_inv copy by copy.
 _SMALL = 0.5
 
@@ -669,7 +670,7 @@ def _batch_inv_coeffs(t):
 
 
 def _batch_se3_dexp_inv(U, V):
-    """dexp_U^{-1} V for n twists at once (digest §4.3: g1 = -1/2, g1~ = 0)."""
+    """dexp_U^{-1} V for n twists at once (Celledoni §2.3, g1 = -1/2, g1~ = 0)."""
     A, a = U[:, :3], U[:, 3:]
     B, b = V[:, :3], V[:, 3:]
     g2, g2t = _batch_inv_coeffs(np.sqrt(np.einsum("ij,ij->i", A, A)))
@@ -698,7 +699,7 @@ def _cross(a, b):
 
 
 class ProductSpace(HomogeneousSpace):
-    """Direct product of homogeneous spaces, acting componentwise (digest §4.8, §4.9)."""
+    """Direct product of homogeneous spaces, acting componentwise (Celledoni §5.1, §6.1)."""
 
     def __init__(self, *spaces):
         if len(spaces) == 1 and isinstance(spaces[0], (list, tuple)):
