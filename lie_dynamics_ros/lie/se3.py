@@ -102,7 +102,11 @@ def ad_star(xi):
 
 def bracket(x, y):
     """[x, y] = ad_x y = (w1 x w2, w1 x v2 - w2 x v1)."""
-    return ad(x) @ _vec(y, 6, "y")
+    x, y = _vec(x, 6, "x"), _vec(y, 6, "y")
+    out = np.empty(6)
+    out[:3] = so3.cross(x[:3], y[:3])
+    out[3:] = so3.cross(x[:3], y[3:]) - so3.cross(y[:3], x[3:])
+    return out
 
 
 def _phi_ad(xi, g1, g2, g1t, g2t):

@@ -110,6 +110,13 @@ def hat(w):
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
+def cross(a, b):
+    """a x b for 3-vectors (several times faster than np.cross on tiny arrays)."""
+    a0, a1, a2 = a
+    b0, b1, b2 = b
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 def vee(W):
     """Inverse of hat (uses the skew part of W)."""
     W = _mat(W, (3, 3), "W")
