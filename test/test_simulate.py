@@ -316,7 +316,8 @@ def test_compiled_paths_and_errors(walker):
     meets a bad state raises the Python path's InputError."""
     q0, v0 = _state(walker)
     assert not simulate(walker, q0, v0, 0.02, 0.01, method="heun").compiled
-    assert not simulate(walker, q0, v0, 0.02, 0.01, tau=lambda t, q, v: np.zeros(walker.nv)).compiled
+    zero = np.zeros(walker.nv)
+    assert not simulate(walker, q0, v0, 0.02, 0.01, tau=lambda t, q, v: zero).compiled
     with pytest.raises(ldr.InputError):       # a zero torque but an infinite one in the mask
         simulate(walker, q0, v0, 0.02, 0.01, tau=np.full(walker.nv, np.inf))
     with pytest.raises(ldr.InputError):       # the free joint's quaternion is not unit

@@ -23,8 +23,9 @@ symmetric in (x, y), and it equals Pinocchio's ``computeCoriolisMatrix``. The re
 
 ``coriolis_matrix_ploen`` is Ploen's (1999) factorization (Proposition 1 and eq. 37,
 the matrix rebuilt from eq. 33): the same sum with B_i replaced by C̄_i(w_i), which depends
-only on the body's angular velocity. It also satisfies C v + g = RNEA(q, v, 0) and dM/dt = C + C^T, but it is NOT the
-Christoffel C: the two differ by a skew matrix D(q, v) with D v = 0 (tested).
+only on the body's angular velocity. It also satisfies C v + g = RNEA(q, v, 0) and
+dM/dt = C + C^T, but it is NOT the Christoffel C: the two differ by a skew matrix D(q, v)
+with D v = 0 (tested).
 
 Recursions (seeds' angular-first order inside): forward pass V_i = X_i V_p + S_i v_i,
 W_i = J_i v_r = X_i W_p + S_i v_r,i and

@@ -41,7 +41,8 @@ from .solve import get_method
 from .tableaus import DOPRI5, EULER, RK3, RK4
 
 __all__ = ["simulate", "rollout", "RolloutResult", "make_stepper", "SimulationResult",
-           "MultibodySpace", "SIMULATE_METHODS", "SIMULATE_ADAPTIVE_METHODS", "configuration_rate", "normalize_configuration"]
+           "MultibodySpace", "SIMULATE_METHODS", "SIMULATE_ADAPTIVE_METHODS",
+           "configuration_rate", "normalize_configuration"]
 
 #: method names accepted by ``simulate``
 SIMULATE_METHODS = ("euler", "lie_euler", "semi_implicit", "heun", "lie_euler_heun", "rk3",
