@@ -523,6 +523,8 @@ class TS2Space(HomogeneousSpace):
     (angular first).  psi((A, a), (q, w)) = (A q, A w + a x A q) with (A, a) = exp(u, v) the full
     SE(3) exponential (a = J_l(u) v, translation included); generator (u x q, u x w + v x q).
     For the N-fold pendulum f = (w_i, q_i x h_i)_i gives q_i' = w_i x q_i, w_i' = h_i.
+    The action and dexp^-1 run over all copies in one call of ``kernels/integrate.py`` (the
+    compiled twin of ``lie.se3``).
     """
 
     def __init__(self, count=1):
