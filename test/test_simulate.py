@@ -363,3 +363,5 @@ def test_rollout_python_rows_and_bad_row(walker):
         rollout(walker, Q0, V0, 0.02, 0.01, "rkmk4")
     with pytest.raises(ValueError):
         rollout(walker, Q0, V0[:2], 0.02, 0.01)
+    with pytest.raises(ValueError):
+        rollout(walker, Q0, V0, 0.02, 0.01, prescribed=np.ones(3, dtype=bool))

@@ -371,6 +371,8 @@ class _Kernel:
             self.mask, self.a_pres = np.zeros(0, dtype=np.bool_), np.zeros(nv)
         else:
             self.mask = np.ascontiguousarray(prescribed, dtype=np.bool_)
+            if self.mask.shape != (nv,):
+                raise ValueError(f"prescribed must be a boolean mask of shape ({nv},)")
             self.a_pres = _array(a_prescribed, nv, "a_prescribed")
 
     def args(self, model, data):
