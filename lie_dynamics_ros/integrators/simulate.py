@@ -531,7 +531,7 @@ def make_stepper(model, method="semi_implicit"):
     nq, nv = model.nq, model.nv
 
     def step(q, v, dt, tau=None, t=0.0, accel=None):
-        if accel is not None or callable(tau):
+        if accel is not None or callable(tau) or not np.isfinite(dt):
             return slow(q, v, dt, tau, t, accel)
         q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.ascontiguousarray(v, dtype=np.float64)
