@@ -1,9 +1,10 @@
-"""Heavy top on T*SO(3) with the symplectic θ-method (Celledoni et al. 2021, §3.4; digest §4.6).
+"""Heavy top on T*SO(3) with the symplectic θ-method (Celledoni et al. 2021, §3.4).
 
-Parameters (from [4], digest §5): Q(0) = I, l = 2, M = 15, II = diag(0.234375, 0.46875, 0.234375),
+Parameters (Celledoni et al. 2021, §3.4.4, after Brüls & Cardona 2010):
+Q(0) = I, l = 2, M = 15, II = diag(0.234375, 0.46875, 0.234375),
 pi(0) = II (0, 150, -4.61538), X = (0, 1, 0), Gamma0 = (0, 0, -9.81).
 
-Reading of Gamma0 (digest P13).  The paper writes H = 1/2 <Pi, II^-1 Pi> + M g l Gamma.X with
+Reading of Gamma0.  The paper writes H = 1/2 <Pi, II^-1 Pi> + M g l Gamma.X with
 Gamma0 the *upward* unit axis, but its test sets Gamma0 = (0, 0, -9.81), which contains g and
 points down.  We read Gamma0 as the gravity vector g_vec = (0, 0, -9.81) m/s^2 and use the
 physical potential energy of the centre of mass,

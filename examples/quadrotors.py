@@ -1,5 +1,5 @@
 """Two quadrotors carrying a point mass by rigid massless links (Celledoni et al. 2021, §6;
-digest §4.9, P14).
+eqs. 36–38).
 
 Phase space M = T R^3 x (T SO(3))^2 x (T S^2)^2, state
 P = [y, v, R1, W1, R2, W2, q1, w1, q2, w2] (42 numbers: R_i as 3x3 row-major).
@@ -8,7 +8,8 @@ psi_g(P) = [y + a1, v + a2, B1 R1, W1 + b1, B2 R2, W2 + b2, C1 q1, C1 w1 + c1 x 
 f(P) = [hbar_1, hbar_2, R1 W1, hbar_3, R2 W2, hbar_4, w1, q1 x hbar_5, w2, q2 x hbar_6] with
 hbar = A(z)^-1 h(z) (eqs. 37–38).
 
-Conventions (P14): e3 points DOWN (U = -m_y g e3.y - sum m_i g e3.(y - L_i q_i)), q_i is the unit
+Conventions: e3 points DOWN, as the potential U = -m_y g e3.y - sum m_i g e3.(y - L_i q_i), h_2 and
+u = -T R e3 of §6 need; q_i is the unit
 vector from quadrotor i to the load (quadrotor i sits at y - L_i q_i), thrust u_i = -T_i R_i e3.
 
 The paper gives no parameters.  We use m_y = 0.5 kg, m_i = 1.0 kg, L_i = 1 m,
@@ -40,7 +41,7 @@ from lie_dynamics_ros.integrators import (  # noqa: E402
     ProductSpace, SO3Space, TS2Space, VectorSpace, solve)
 from lie_dynamics_ros.integrators.spaces import cross3  # noqa: E402
 
-E3 = np.array([0.0, 0.0, 1.0])   # points down (P14)
+E3 = np.array([0.0, 0.0, 1.0])   # points down (Celledoni et al. 2021, §6)
 
 # state layout
 SL = dict(y=slice(0, 3), v=slice(3, 6), R1=slice(6, 15), W1=slice(15, 18), R2=slice(18, 27),

@@ -1,9 +1,9 @@
-"""N-fold 3D (spherical) pendulum on (TS^2)^N (Celledoni et al. 2021, §5; digest §4.8).
+"""N-fold 3D (spherical) pendulum on (TS^2)^N (Celledoni et al. 2021, §5).
 
 State y = (q_1, w_1, ..., q_N, w_N), |q_i| = 1, w_i . q_i = 0, q_i' = w_i x q_i.  The group
 SE(3)^N acts by the adjoint action restricted to TS^2 (``TS2Space``) and
 
-    f(q, w) = (w_1, q_1 x h_1, ..., w_N, q_N x h_N),   h = R(q)^{-1} [rhs]_i   (tangent, P15)
+    f(q, w) = (w_1, q_1 x h_1, ..., w_N, q_N x h_N),   h = R(q)^{-1} [rhs]_i  (projected on T_q S^2)
 
 R_ii = (sum_{j>=i} m_j) L_i^2 I,  R_ij = (sum_{k>=j} m_k) L_i L_j hat(q_i)^T hat(q_j) (i < j),
 rhs_i = sum_{j != i} M_ij |w_j|^2 q_i x q_j - (sum_{j>=i} m_j) g L_i q_i x e3, e3 up.

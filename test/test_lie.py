@@ -295,3 +295,43 @@ def test_transform_inertia_energy_and_cloud():
         assert np.allclose(I_b, se3.spatial_inertia(M, cb, Icb), atol=1e-9)
         # momentum transforms like a wrench: L_b = Ad*_{T_ab} L_a
         assert np.allclose(I_b @ V_b, se3.Ad_star(T_ab) @ (I_a @ V_a), atol=1e-9)
+
+
+# ------------------------------------------------------------------ compiled twin (kernels)
+def _twin_vectors(seed, n=3):
+    """Random rotation vectors of the angles in ANGLES (0, near the series switch, near pi)."""
+    r = rng(seed)
+    return [unit(r) * a for a in ANGLES for _ in range(n)]
+
+
+def test_compiled_so3_twin_matches_lie():
+    from lie_dynamics_ros.kernels import integrate as KI
+    r = rng(11)
+    R = np.empty((3, 3))
+    for w in _twin_vectors(1):
+        t = np.linalg.norm(w)
+        assert np.allclose(KI.exp_coeffs(t), so3.exp_coeffs(t), rtol=1e-14, atol=1e-16)
+        assert np.allclose(KI.inv_coeffs(t), so3.inv_coeffs(t), rtol=1e-13, atol=1e-16)
+        KI.so3_exp(w, R)
+        assert np.allclose(R, so3.exp(w), atol=1e-15)
+        x = r.normal(size=3)
+        assert np.allclose(KI.left_jacobian_apply(*w, *x), so3.left_jacobian(w) @ x, atol=1e-14)
+        assert np.allclose(KI.so3_dexp_inv_apply(*w, *x), so3.dexp_inv(w) @ x, atol=1e-13)
+        assert np.allclose(KI.quat_exp(*w), so3.quat_exp(w), atol=1e-15)
+        a, b = so3.quat_exp(r.normal(size=3)), so3.quat_exp(w)
+        assert np.allclose(KI.quat_mul(*a, *b), so3.quat_multiply(a, b), atol=1e-15)
+
+
+def test_compiled_se3_twin_matches_lie():
+    from lie_dynamics_ros.kernels import integrate as KI
+    r = rng(12)
+    R, p, out = np.empty((3, 3)), np.empty(3), np.empty(6)
+    for w in _twin_vectors(2):
+        xi = np.r_[w, r.normal(size=3)]
+        KI.se3_exp(xi, R, p)
+        T = se3.exp(xi)
+        assert np.allclose(R, T[:3, :3], atol=1e-15) and np.allclose(p, T[:3, 3], atol=1e-14)
+        V = r.normal(size=6)
+        KI.se3_dexp_inv(xi, V, out)
+        assert np.allclose(out, se3.dexp_inv(xi) @ V, atol=1e-12)
+        assert np.allclose(se3.bracket(xi, V), se3.ad(xi) @ V, atol=1e-15)

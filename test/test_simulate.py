@@ -163,11 +163,13 @@ def test_simulate_adaptive(walker, walker_ref, method):
 
 
 def test_simulate_tau_array_equals_callable(walker):
+    """An array tau runs compiled, a callable in Python: the same steps to round-off."""
     q0, v0 = _state(walker)
     tau = np.linspace(-1, 1, walker.nv)
     a = simulate(walker, q0, v0, 0.1, 0.01, tau=tau)
     b = simulate(walker, q0, v0, 0.1, 0.01, tau=lambda t, q, v: tau)
-    assert np.array_equal(a.q, b.q) and np.array_equal(a.v, b.v)
+    assert a.compiled and not b.compiled
+    assert np.allclose(a.q, b.q, atol=1e-14, rtol=0) and np.allclose(a.v, b.v, atol=1e-13, rtol=0)
 
 
 def test_simulate_hybrid_prescribed_joints_follow_trajectory(walker):
@@ -257,6 +259,109 @@ def test_make_stepper_matches_simulate(walker, method):
     # an acceleration callback in place of forward dynamics gives the same step
     q1, v1 = step(q0, v0, 0.001, accel=lambda t, q, v: ldr.forward_dynamics(walker, q, v, tau))
     q2, v2 = step(q0, v0, 0.001, tau)
-    assert np.array_equal(q1, q2) and np.array_equal(v1, v2)
+    assert np.allclose(q1, q2, atol=1e-15, rtol=0) and np.allclose(v1, v2, atol=1e-13, rtol=0)
     with pytest.raises(ValueError):
         make_stepper(walker, "rkmk45")
+
+
+# ------------------------------------------------------------------ compiled steps
+COMPILED = ["semi_implicit", "euler", "rk3", "rkmk3", "rkmk4", "rkmk5", "cf4"]
+
+
+@pytest.mark.parametrize("method", COMPILED)
+def test_compiled_steps_equal_python_steps(walker, method):
+    """Free joint (SE(3)), ball joint (SO(3)) and 1-DOF joints: the compiled run and the Python
+    run (same method on MultibodySpace) agree to round-off, step by step."""
+    for model, seed in ((walker, 4), (_ball_model(), 5)):
+        q0, v0 = _state(model, seed=seed, scale=1.5)
+        tau = np.linspace(-1, 1, model.nv)
+        a = simulate(model, q0, v0, 0.2, 0.01, method=method, tau=tau)
+        b = simulate(model, q0, v0, 0.2, 0.01, method=method, tau=lambda t, q, v: tau)
+        assert a.compiled and not b.compiled and a.nfev == b.nfev
+        assert np.allclose(a.q, b.q, atol=1e-13, rtol=0), np.abs(a.q - b.q).max()
+        assert np.allclose(a.v, b.v, atol=1e-12, rtol=0), np.abs(a.v - b.v).max()
+
+
+@pytest.mark.parametrize("method,order", [("semi_implicit", 1), ("rkmk4", 4), ("cf4", 4)])
+def test_compiled_orders(walker, method, order):
+    """Convergence order of the compiled path on the floating model (constant torques)."""
+    q0, v0 = _state(walker)
+    tau = np.linspace(-0.5, 0.5, walker.nv)
+    T = 0.5
+    qr, vr = _reference(walker, q0, v0, T, lambda t, q, v: tau)
+    errs = []
+    for n in _S:
+        res = simulate(walker, q0, v0, T, T / n, method=method, tau=tau)
+        assert res.compiled
+        errs.append(_err(walker, res, qr, vr))
+    rates = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+    assert np.all(np.abs(rates - order) < 0.3), (errs, rates)
+
+
+def test_compiled_hybrid_equals_python(walker):
+    q0, v0 = _state(walker, seed=2)
+    mask = np.zeros(walker.nv, dtype=bool)
+    mask[[6, 7, 9]] = True
+    a_p = np.linspace(-1, 1, walker.nv)
+    tau = np.linspace(1, -1, walker.nv)
+    a = simulate(walker, q0, v0, 0.1, 0.01, tau=tau, prescribed=mask, a_prescribed=a_p)
+    b = simulate(walker, q0, v0, 0.1, 0.01, tau=tau, prescribed=mask,
+                 a_prescribed=lambda t, q, v: a_p)
+    assert a.compiled and not b.compiled
+    assert np.allclose(a.q, b.q, atol=1e-13, rtol=0) and np.allclose(a.v, b.v, atol=1e-12, rtol=0)
+
+
+def test_compiled_paths_and_errors(walker):
+    """Callables, Python-only methods and mimic models take the Python path; a compiled run that
+    meets a bad state raises the Python path's InputError."""
+    q0, v0 = _state(walker)
+    assert not simulate(walker, q0, v0, 0.02, 0.01, method="heun").compiled
+    zero = np.zeros(walker.nv)
+    assert not simulate(walker, q0, v0, 0.02, 0.01, tau=lambda t, q, v: zero).compiled
+    with pytest.raises(ldr.InputError):       # a zero torque but an infinite one in the mask
+        simulate(walker, q0, v0, 0.02, 0.01, tau=np.full(walker.nv, np.inf))
+    with pytest.raises(ldr.InputError):       # the free joint's quaternion is not unit
+        q_bad = q0.copy()
+        q_bad[3:7] *= 1.1
+        simulate(walker, q_bad, v0, 0.02, 0.01)
+    with pytest.raises(ldr.InputError):
+        simulate(walker, q0, v0, 0.02, 0.01, callback=lambda t, q, v: False,
+                 tau=np.r_[np.nan, np.zeros(walker.nv - 1)])
+
+
+# ------------------------------------------------------------------ batched rollouts
+@pytest.mark.parametrize("method", ["rkmk4", "cf4", "semi_implicit"])
+def test_rollout_equals_per_state(walker, method):
+    from lie_dynamics_ros.integrators.simulate import rollout
+    rng = np.random.default_rng(7)
+    N = 9
+    Q0 = np.array([ldr.random_configuration(walker, rng) for _ in range(N)])
+    V0 = rng.normal(size=(N, walker.nv))
+    TAU = rng.normal(size=(N, walker.nv))
+    r = rollout(walker, Q0, V0, 0.05, 0.001, method, tau=TAU)   # 50 steps: runs in parallel
+    assert r.compiled and r.q.shape == (N, 51, walker.nq) and r.v.shape == (N, 51, walker.nv)
+    for k in range(N):
+        s = simulate(walker, Q0[k], V0[k], 0.05, 0.001, method, tau=TAU[k])
+        assert np.array_equal(r.q[k], s.q) and np.array_equal(r.v[k], s.v)
+        assert np.array_equal(r.t, s.t)
+    # the same through simulate, with one torque for all rows
+    r2 = simulate(walker, Q0, V0, 0.05, 0.001, method, tau=TAU[0])
+    s0 = simulate(walker, Q0[3], V0[3], 0.05, 0.001, method, tau=TAU[0])
+    assert np.array_equal(r2.q[3], s0.q)
+
+
+def test_rollout_python_rows_and_bad_row(walker):
+    from lie_dynamics_ros.integrators.simulate import rollout
+    rng = np.random.default_rng(8)
+    Q0 = np.array([ldr.random_configuration(walker, rng) for _ in range(3)])
+    V0 = rng.normal(size=(3, walker.nv))
+    a = rollout(walker, Q0, V0, 0.02, 0.01, "heun")
+    assert not a.compiled
+    assert np.array_equal(a.q[1], simulate(walker, Q0[1], V0[1], 0.02, 0.01, "heun").q)
+    Q0[2, 3:7] *= 1.1
+    with pytest.raises(ldr.InputError, match="row 2"):
+        rollout(walker, Q0, V0, 0.02, 0.01, "rkmk4")
+    with pytest.raises(ValueError):
+        rollout(walker, Q0, V0[:2], 0.02, 0.01)
+    with pytest.raises(ValueError):
+        rollout(walker, Q0, V0, 0.02, 0.01, prescribed=np.ones(3, dtype=bool))

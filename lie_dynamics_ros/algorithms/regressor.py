@@ -1,5 +1,5 @@
 """Linearity in the inertial parameters: the Slotine-Li regressor, dM/dt, and a second
-skew-symmetric Coriolis factorization (Park, Bobrow & Ploen 1995; Ploen's skew RNE, digest §2-3).
+skew-symmetric Coriolis factorization (Park, Bobrow & Ploen 1995; Ploen 1999).
 
 Parameters
 ----------
@@ -21,10 +21,11 @@ symmetric in (x, y), and it equals Pinocchio's ``computeCoriolisMatrix``. The re
 
     Y(q, v, v_r, a_r) theta = M(q) a_r + C(q, v) v_r + g(q).
 
-``coriolis_matrix_ploen`` is the factorization of seed 004 (Proposition 1, reconstructed: digest
-P10): the same sum with B_i replaced by C̄_i(w_i), which depends only on the body's angular
-velocity. It also satisfies C v + g = RNEA(q, v, 0) and dM/dt = C + C^T, but it is NOT the
-Christoffel C: the two differ by a skew matrix D(q, v) with D v = 0 (tested).
+``coriolis_matrix_ploen`` is Ploen's (1999) factorization (Proposition 1 and eq. 37,
+the matrix rebuilt from eq. 33): the same sum with B_i replaced by C̄_i(w_i), which depends
+only on the body's angular velocity. It also satisfies C v + g = RNEA(q, v, 0) and
+dM/dt = C + C^T, but it is NOT the Christoffel C: the two differ by a skew matrix D(q, v)
+with D v = 0 (tested).
 
 Recursions (seeds' angular-first order inside): forward pass V_i = X_i V_p + S_i v_i,
 W_i = J_i v_r = X_i W_p + S_i v_r,i and
@@ -234,7 +235,7 @@ def mass_matrix_derivative_kernel(mi, mc, mI, dv, dm, q, v, Jb, Jd, Md, kin):
 
 @njit(**JIT)
 def ploen_body_factor(I, w, Cb):
-    """Seed 004 Proposition 1 (reconstructed, digest §3.2): the skew C̄(w) with
+    """Ploen (1999), Proposition 1 (rebuilt from eqs. 32–33): the skew C̄(w) with
     C̄ V = -ad*_V (I V) for V = (w, v). I about the body origin: [[Ibar, [h]], [[h]^T, m 1]].
 
     C̄ = [[ [w] Ibar + Ibar [w], [h][w] ], [ -[w][h], m [w] ]].
@@ -260,7 +261,7 @@ def ploen_body_factor(I, w, Cb):
 
 @njit(**JIT)
 def coriolis_ploen_kernel(mi, mc, mI, dv, dm, q, v, Jb, Jd, C, kin):
-    """C = sum_i J_i^T (I_i Jd_i + C̄_i J_i): seed 004 eq. (37) in Jacobian form."""
+    """C = sum_i J_i^T (I_i Jd_i + C̄_i J_i): Ploen (1999), eq. (37), in Jacobian form."""
     st = KD.jacobian_kinematics(mi, mc, mI, dv, dm, q, v, Jb, Jd, kin)
     if st != OK:
         return st

@@ -1,4 +1,4 @@
-"""Lie group integrators (Celledoni, Çokaj, Leone, Murari, Owren 2021; digest §4).
+"""Lie group integrators (Celledoni, Çokaj, Leone, Murari, Owren 2021; docs/references.md).
 
 Problems are posed as y' = f(t, y) . y on a homogeneous space (``spaces``), with f returning a
 Lie algebra element.  Methods: Lie–Euler, Lie–Euler–Heun, RKMK on any Butcher tableau (exact or

@@ -1,4 +1,4 @@
-"""Variable step size with embedded pairs (Celledoni et al. 2021, §4; digest §4.7, P18).
+"""Variable step size with embedded pairs (Celledoni et al. 2021, §4, eq. 33).
 
 The paper's controller:
 

@@ -1,13 +1,13 @@
-"""Commutator-free Lie group methods (Celledoni et al. 2021, §2.2, §4.2; digest §4.4, §4.7).
+"""Commutator-free Lie group methods (Celledoni et al. 2021, §2.2, eq. 9, and §4.2).
 
 Format:  Y_r = exp(h sum_k alpha^k_{r,J} f_k) ... exp(h sum_k alpha^k_{r,1} f_k) . Y_start,
 f_r = f(Y_r), with the same form for y_{n+1}.  The rightmost exponential is applied first
-(digest P12): in the tables below each stage is ``(start, [c_1, c_2, ...])`` meaning
+(so Y_4 of CF4 starts from Y_2): in the tables below each stage is ``(start, [c_1, ...])`` meaning
 Y = exp(h c_J.f) ... exp(h c_1.f) . Y_start, i.e. ``c_1`` acts first; ``start`` is -1 for y_n
 or the index of an earlier stage whose exponentials are reused.
 
 The embedded pairs estimate the error by a distance on the manifold, e = d(y_{n+1}, y~_{n+1})
-(``space.dist``, geodesic on the groups, digest P18).
+(``space.dist``, geodesic on the groups; Celledoni et al. 2021, §4).
 """
 from dataclasses import dataclass
 

@@ -1,14 +1,14 @@
-"""Runge–Kutta–Munthe-Kaas methods (Celledoni et al. 2021, §2.2; digest §4.2, P12).
+"""Runge–Kutta–Munthe-Kaas methods (Celledoni et al. 2021, §2.2, eqs. 6–8).
 
 y(t) = exp(sigma(t)) . y_n with  sigma' = dexp_sigma^{-1} f(exp(sigma) . y_n),  sigma(0) = 0   (6)
 
 A classical Runge–Kutta method applied to (6) gives sigma_1 and y_{n+1} = exp(sigma_1) . y_n.
-Every stage goes through dexp^{-1}_{sigma_i} and f is evaluated at exp(sigma_i) . y_n (P12).
+Every stage goes through dexp^{-1}_{sigma_i} and f is evaluated at exp(sigma_i) . y_n.
 
 ``f(t, y)`` returns an element of the Lie algebra (a flat vector, see ``spaces``).
 ``dexp_order``: ``None`` = exact dexp^{-1} (closed form on so(3)/se(3), identity on R^n);
 an int k = the Bernoulli series truncated after ad^k; ``"auto"`` = k = p - 2 for a method of
-order p, the fewest commutators that keep the order (bg; digest §4.2).
+order p, the fewest commutators that keep the order (Munthe-Kaas 1999).
 """
 from collections import namedtuple
 
@@ -27,7 +27,7 @@ StepOut = namedtuple("StepOut", "y err nfev f_end")
 class RKMK:
     """RKMK method built on an explicit Butcher tableau (any order, optional embedded pair).
 
-    The error estimate of an embedded pair is sigma_1 - sigma~_1 in the Lie algebra (digest §4.7).
+    The error estimate of an embedded pair is sigma_1 - sigma~_1 in the Lie algebra (§4.1).
     """
     kind = "rkmk"
 
@@ -85,7 +85,7 @@ class RKMK:
 
 
 class RKMK4TwoCommutators:
-    """Casas–Owren RKMK4 with two commutators (paper §2.2, digest §4.2).
+    """Casas–Owren RKMK4 with two commutators (Casas & Owren 2003; Celledoni et al. 2021, §2.2).
 
     f1 = h f(y);  f2 = h f(exp(f1/2) y);  f3 = h f(exp(f2/2 - [f1, f2]/8) y);  f4 = h f(exp(f3) y)
     y1 = exp((f1 + 2 f2 + 2 f3 + f4 - [f1, f4]/2) / 6) y
@@ -145,5 +145,5 @@ def rkmk5(dexp_order=None):
 
 
 def rkmk45(dexp_order=None):
-    """RKMK(5,4): Dormand–Prince pair on (6); error sigma_1 - sigma~_1 (digest §4.7)."""
+    """RKMK(5,4): Dormand–Prince pair on (6); error sigma_1 - sigma~_1 (Celledoni §4.1)."""
     return RKMK(DOPRI5, dexp_order, "rkmk45")

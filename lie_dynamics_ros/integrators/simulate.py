@@ -13,21 +13,36 @@ sigma' = dexp^{-1}_{-sigma}(v) on the SE(3)/SO(3) blocks (exact closed forms of 
 applies the exponential, so quaternions stay unit (to round-off) without renormalisation and no
 Euler angles appear.
 
-Public 6-vectors are (linear, angular) (docs/conventions.md); the free-joint blocks are permuted
-to the angular-first order of ``lie.se3`` here (``conventions.SWAP6``).
+Two paths compute the same steps (to round-off):
+
+* compiled (``kernels/integrate.py``): fixed-step ``semi_implicit``, ``euler``/``lie_euler``,
+  ``rk3``/``rkmk3``, ``rkmk4``, ``rkmk5`` and ``cf4`` on models without Python-defined (General)
+  or mimic joints, with ``tau`` and ``a_prescribed`` None or arrays.  A whole run is one
+  compiled call (with a ``callback``, one compiled call per step);
+* Python (``integrators/rkmk.py``, ``cf.py``, ``adaptive.py`` on ``MultibodySpace``): adaptive
+  methods, the other fixed-step methods, General or mimic joints, and callables for ``tau`` or
+  ``a_prescribed``.
+
+``SimulationResult.compiled`` says which one ran.  Public 6-vectors are (linear, angular)
+(docs/conventions.md); ``MultibodySpace`` permutes the free-joint blocks to the angular-first
+order of ``lie.se3`` with ``conventions.to_internal``/``to_public``.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..conventions import SWAP6
+from ..conventions import to_internal, to_public
+from ..errors import InputError
+from ..kernels import integrate as KI
 from ..lie import se3, so3
 from .adaptive import solve_adaptive
 from .spaces import HomogeneousSpace, dexp_inv_series
 from .solve import get_method
+from .tableaus import DOPRI5, EULER, RK3, RK4
 
-__all__ = ["simulate", "make_stepper", "SimulationResult", "MultibodySpace", "SIMULATE_METHODS",
-           "SIMULATE_ADAPTIVE_METHODS", "configuration_rate", "normalize_configuration"]
+__all__ = ["simulate", "rollout", "RolloutResult", "make_stepper", "SimulationResult",
+           "MultibodySpace", "SIMULATE_METHODS", "SIMULATE_ADAPTIVE_METHODS",
+           "configuration_rate", "normalize_configuration"]
 
 #: method names accepted by ``simulate``
 SIMULATE_METHODS = ("euler", "lie_euler", "semi_implicit", "heun", "lie_euler_heun", "rk3",
@@ -45,6 +60,7 @@ class SimulationResult:
     nfev: int = 0          # dynamics evaluations (ABA / hybrid calls)
     nreject: int = 0       # rejected steps (adaptive methods)
     method: str = ""
+    compiled: bool = False  # True if the compiled kernels (kernels/integrate.py) ran the steps
 
     @property
     def h(self):
@@ -127,8 +143,8 @@ class MultibodySpace(HomogeneousSpace):
         out = np.zeros(self.dim)
         for vi, kind in self.blocks:
             if kind == "se3":
-                a, b = u[vi:vi + 6][SWAP6], w[vi:vi + 6][SWAP6]
-                out[vi:vi + 6] = -(se3.ad(a) @ b)[SWAP6]
+                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
+                out[vi:vi + 6] = -to_public(se3.bracket(a, b))
             else:
                 out[vi:vi + 3] = -np.cross(u[vi:vi + 3], w[vi:vi + 3])
         return out
@@ -139,8 +155,8 @@ class MultibodySpace(HomogeneousSpace):
         out = np.array(w, dtype=float, copy=True)
         for vi, kind in self.blocks:
             if kind == "se3":
-                a, b = u[vi:vi + 6][SWAP6], w[vi:vi + 6][SWAP6]
-                out[vi:vi + 6] = (se3.dexp_inv(-a) @ b)[SWAP6]
+                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
+                out[vi:vi + 6] = to_public(se3.dexp_inv(-a) @ b)
             else:
                 out[vi:vi + 3] = so3.dexp_inv(-u[vi:vi + 3]) @ w[vi:vi + 3]
         return out
@@ -195,7 +211,8 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     Parameters
     ----------
     model : ldr.Model
-    q0, v0 : (nq,), (nv,) initial configuration (on the manifold) and velocity
+    q0, v0 : (nq,), (nv,) initial configuration (on the manifold) and velocity; (N, nq), (N, nv)
+        run N trajectories in parallel (``rollout``)
     duration : float, > 0
     dt : step size for fixed-step methods; the initial step for adaptive ones (optional)
     method : one of ``SIMULATE_METHODS`` (default "rkmk4"); "rkmk45", "cf32", "cf43" (and
@@ -210,8 +227,14 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
 
     Returns
     -------
-    SimulationResult with ``t (k,)``, ``q (k, nq)``, ``v (k, nv)``, ``nfev`` and ``nreject``.
+    SimulationResult with ``t (k,)``, ``q (k, nq)``, ``v (k, nv)``, ``nfev``, ``nreject`` and
+    ``compiled`` (which path ran, see the module docstring).
     """
+    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
+        if callback is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
+            raise ValueError("batched initial states take a fixed-step method and no callback")
+        return rollout(model, q0, v0, duration, dt, method, tau, prescribed, a_prescribed, t0,
+                       max_steps)
     nq, nv = model.nq, model.nv
     q0 = np.asarray(q0, dtype=float)
     v0 = np.asarray(v0, dtype=float)
@@ -222,7 +245,7 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     duration = float(duration)
     if not duration > 0.0 or not np.isfinite(duration):
         raise ValueError("duration must be positive and finite")
-    name = str(method).lower()
+    name = name_of(method)
     if name not in SIMULATE_METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(SIMULATE_METHODS)}")
     adaptive = name in SIMULATE_ADAPTIVE_METHODS
@@ -233,7 +256,20 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
             raise ValueError(f"rtol/atol apply to adaptive methods "
                              f"({', '.join(SIMULATE_ADAPTIVE_METHODS)}), not {name!r}")
 
-    acc = _dynamics(model, tau, prescribed, a_prescribed)
+    acc = _dynamics(model, tau, prescribed, a_prescribed)    # also checks tau and the mask
+    y0 = np.concatenate([q0, v0])
+    t_end = t0 + duration
+    if not adaptive:
+        n = max(1, int(np.ceil(duration / float(dt) - 1e-9)))
+        if n > max_steps:
+            raise ValueError(f"{n} steps exceed max_steps = {max_steps}")
+        h = duration / n
+        ts = t0 + h * np.arange(n + 1)
+        ts[-1] = t_end
+        if _compilable(model, name, tau, prescribed, a_prescribed):
+            return _simulate_compiled(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed,
+                                      callback)
+
     sp = MultibodySpace(model)
     nfev = [0]
 
@@ -242,8 +278,6 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         nfev[0] += 1
         return np.concatenate([v, acc(t, q, v)])
 
-    y0 = np.concatenate([q0, v0])
-    t_end = t0 + duration
     cb = None
     if callback is not None:
         def cb(t, y):
@@ -255,12 +289,6 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
                            max_steps=max_steps, callback=cb)
         return SimulationResult(r.t, r.y[:, :nq], r.y[:, nq:], nfev[0], r.nreject, name)
 
-    n = max(1, int(np.ceil(duration / float(dt) - 1e-9)))
-    if n > max_steps:
-        raise ValueError(f"{n} steps exceed max_steps = {max_steps}")
-    h = duration / n
-    ts = t0 + h * np.arange(n + 1)
-    ts[-1] = t_end
     Q = np.empty((n + 1, nq))
     V = np.empty((n + 1, nv))
     Q[0], V[0] = q0, v0
@@ -268,7 +296,7 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     if name == "semi_implicit":
         stepper = _semi_implicit(model, acc, nfev)
     else:
-        m = get_method({"euler": "lie_euler", "rk3": "rkmk3"}.get(name, name))
+        m = get_method(_ALIASES.get(name, name))
         stepper = lambda t, y, h: m.step(sp, f, t, y, h).y  # noqa: E731
     k = n
     for k in range(n):
@@ -282,24 +310,249 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     return SimulationResult(ts[s], Q[s], V[s], nfev[0], 0, name)
 
 
+def name_of(method):
+    return str(method).lower()
+
+
+_ALIASES = {"euler": "lie_euler", "rk3": "rkmk3"}
+
+
+# ----------------------------------------------------------------------------- compiled path
+#: the fixed-step methods that run compiled: (kernel method code, Butcher tableau)
+_COMPILED = {"semi_implicit": (KI.SEMI_IMPLICIT, None), "euler": (KI.RKMK, EULER),
+             "lie_euler": (KI.RKMK, EULER), "rk3": (KI.RKMK, RK3), "rkmk3": (KI.RKMK, RK3),
+             "rkmk4": (KI.RKMK, RK4), "rkmk5": (KI.RKMK, DOPRI5), "cf4": (KI.CF4, None)}
+_MAX_STAGES = 7
+
+
+def _compilable(model, name, tau, prescribed, a_prescribed):
+    """True if this run takes the compiled path (see the module docstring)."""
+    return (name in _COMPILED and not model.has_general and not model.has_mimic
+            and not callable(tau) and not (prescribed is not None and callable(a_prescribed)))
+
+
+def _tableau(tab):
+    """(a, b) of the stages the main method uses (RKMK.step's ``_s_main``), or empty arrays."""
+    if tab is None:
+        return np.zeros((0, 0)), np.zeros(0)
+    s = int(np.nonzero(tab.b)[0][-1]) + 1
+    return np.ascontiguousarray(tab.a[:s, :s]), np.ascontiguousarray(tab.b[:s])
+
+
+def _work(model, data):
+    """The integrator's work array on this Data (created on first use)."""
+    wk = data.extra.get("integrate")
+    if wk is None:
+        wk = data.extra["integrate"] = np.zeros(
+            (KI.WK_ROWS + _MAX_STAGES, max(model.nq, 2 * model.nv, 1)))
+    return wk
+
+
+def _array(x, n, name):
+    if x is None:
+        return np.zeros(n)
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
+    return a
+
+
+class _Kernel:
+    """The arguments of the compiled step for one (model, method, tau, prescribed) setup."""
+
+    def __init__(self, model, name, tau, prescribed, a_prescribed):
+        code, tab = _COMPILED[name]
+        self.code = code
+        self.ta, self.tb = _tableau(tab)
+        self.stages = {KI.SEMI_IMPLICIT: 1, KI.CF4: 4}.get(code, len(self.tb))
+        nv = model.nv
+        self.tau = _array(tau, nv, "tau")
+        if prescribed is None:
+            self.mask, self.a_pres = np.zeros(0, dtype=np.bool_), np.zeros(nv)
+        else:
+            self.mask = np.ascontiguousarray(prescribed, dtype=np.bool_)
+            if self.mask.shape != (nv,):
+                raise ValueError(f"prescribed must be a boolean mask of shape ({nv},)")
+            self.a_pres = _array(a_prescribed, nv, "a_prescribed")
+
+    def args(self, model, data):
+        """(head, tail) around the state arguments of ``KI.step`` / ``KI.rollout``."""
+        return ((model.mi, model.mc, model.mI, data.dv, data.dm, self.code, self.ta, self.tb),
+                (self.a_pres, self.mask, data.prescribed_body, data.failed_row, _work(model, data)))
+
+
+def _raise_step_error(model, name, q, v, h, t, tau, prescribed, a_prescribed, status):
+    """A compiled step failed: the Python step raises the documented InputError."""
+    step = _python_stepper(model, name)
+    acc = _dynamics(model, tau, prescribed, a_prescribed)
+    step(q, v, h, t=t, accel=acc)
+    raise InputError(f"the compiled step failed with status {status}")  # pragma: no cover
+
+
+def _simulate_compiled(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed, callback):
+    n = len(ts) - 1
+    kern = _Kernel(model, name, tau, prescribed, a_prescribed)
+    head, tail = kern.args(model, model._default_data())
+    Q = np.empty((n + 1, model.nq))
+    V = np.empty((n + 1, model.nv))
+    Q[0], V[0] = q0, v0
+    stop = n
+    if callback is None:
+        done = np.zeros(1, dtype=np.int64)
+        st = KI.rollout(*head, h, kern.tau, *tail, Q, V, done)
+        if st:
+            k = int(done[0])
+            _raise_step_error(model, name, Q[k], V[k], h, ts[k], tau, prescribed, a_prescribed,
+                              st)
+    else:
+        for k in range(n):
+            st = KI.step(*head, Q[k], V[k], h, kern.tau, *tail, Q[k + 1], V[k + 1])
+            if st:
+                _raise_step_error(model, name, Q[k], V[k], h, ts[k], tau, prescribed,
+                                  a_prescribed, st)
+            if callback(ts[k + 1], Q[k + 1], V[k + 1]):
+                stop = k + 1
+                break
+    s = slice(0, stop + 1)
+    return SimulationResult(ts[s], Q[s], V[s], stop * kern.stages, 0, name, True)
+
+
+@dataclass
+class RolloutResult:
+    t: np.ndarray          # (k,)
+    q: np.ndarray          # (N, k, nq)
+    v: np.ndarray          # (N, k, nv)
+    method: str = ""
+    compiled: bool = False
+
+
+def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=None,
+            a_prescribed=None, t0=0.0, max_steps=10_000_000):
+    """N fixed-step trajectories in parallel (like ``mujoco.rollout``): ``q0`` (N, nq), ``v0``
+    (N, nv), ``tau`` None, (nv,) or (N, nv) constant torques. Returns a ``RolloutResult`` with
+    ``q`` (N, k, nq) and ``v`` (N, k, nv) on the times ``t`` (k,).
+
+    The rows are cut into one chunk per core; each chunk is one compiled call on the worker
+    thread's Data (the pool of ``algorithms/batch.py``). Models with General or mimic joints,
+    methods without a compiled step and callables for ``tau`` run the rows one by one in Python.
+    A row that fails raises ``InputError`` naming the row; no partial result is returned.
+    """
+    from ..algorithms import batch as AB
+    nq, nv = model.nq, model.nv
+    Q0 = np.ascontiguousarray(q0, dtype=np.float64)
+    V0 = np.ascontiguousarray(v0, dtype=np.float64)
+    if Q0.ndim != 2 or Q0.shape[1] != nq or V0.shape != (Q0.shape[0], nv):
+        raise ValueError(f"batched q0, v0 must have shapes (N, {nq}) and (N, {nv}), got "
+                         f"{Q0.shape} and {V0.shape}")
+    N = Q0.shape[0]
+    name = name_of(method)
+    if name not in SIMULATE_METHODS or name in SIMULATE_ADAPTIVE_METHODS:
+        fixed = [m for m in SIMULATE_METHODS if m not in SIMULATE_ADAPTIVE_METHODS]
+        raise ValueError(f"rollout: method must be one of {', '.join(fixed)}")
+    if dt is None or not float(dt) > 0.0 or not float(duration) > 0.0:
+        raise ValueError("rollout needs positive duration and dt")
+    per_row = tau is not None and not callable(tau) and np.ndim(tau) == 2
+    if per_row:
+        TAU = np.ascontiguousarray(tau, dtype=np.float64)
+        if TAU.shape != (N, nv):
+            raise ValueError(f"tau must have shape ({nv},) or ({N}, {nv}), got {TAU.shape}")
+
+    def row_tau(r):
+        return TAU[r] if per_row else tau
+
+    if not _compilable(model, name, None if per_row else tau, prescribed, a_prescribed):
+        res = []
+        for r in range(N):
+            try:
+                res.append(simulate(model, Q0[r], V0[r], duration, dt, name, row_tau(r),
+                                    prescribed=prescribed, a_prescribed=a_prescribed, t0=t0,
+                                    max_steps=max_steps))
+            except InputError as e:
+                raise InputError(f"row {r}: {e}") from None
+        return RolloutResult(res[0].t, np.array([x.q for x in res]),
+                             np.array([x.v for x in res]), name, False)
+    if not (np.all(np.isfinite(Q0)) and np.all(np.isfinite(V0))):
+        raise ValueError("q0 and v0 must be finite")
+    n = max(1, int(np.ceil(float(duration) / float(dt) - 1e-9)))
+    if n > max_steps:
+        raise ValueError(f"{n} steps exceed max_steps = {max_steps}")
+    h = float(duration) / n
+    ts = t0 + h * np.arange(n + 1)
+    ts[-1] = t0 + float(duration)
+    kern = _Kernel(model, name, None if per_row else tau, prescribed, a_prescribed)
+    if not per_row:
+        TAU = np.broadcast_to(kern.tau, (N, nv))
+    Q = np.empty((N, n + 1, nq))
+    V = np.empty((N, n + 1, nv))
+    Q[:, 0], V[:, 0] = Q0, V0
+    status = np.zeros(N, dtype=np.int64)
+    done = np.zeros(N, dtype=np.int64)
+
+    def run(lo, hi):
+        head, tail = kern.args(model, model._default_data())
+        KI.rollout_rows(*head, h, TAU, *tail, Q, V, status, done, lo, hi)
+
+    chunks = 1 if N * nv * n < AB.MIN_PARALLEL_WORK else min(AB.WORKERS, N)
+    bounds = np.linspace(0, N, chunks + 1).astype(int)
+    futures = [AB._executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    run(bounds[0], bounds[1])
+    for fut in futures:
+        fut.result()
+    if status.any():
+        r = int(np.flatnonzero(status)[0])
+        k = int(done[r])
+        try:
+            _raise_step_error(model, name, Q[r, k], V[r, k], h, ts[k], row_tau(r), prescribed,
+                              a_prescribed, int(status[r]))
+        except InputError as e:
+            raise InputError(f"row {r}: {e}") from None
+    return RolloutResult(ts, Q, V, name, True)
+
+
 def make_stepper(model, method="semi_implicit"):
     """One fixed step at a time, for loops that own the clock (e.g. the ROS simulator node).
 
     Returns ``step(q, v, dt, tau=None, t=0.0, accel=None) -> (q_new, v_new)`` with ``tau``
     None, an (nv,) array or a callable (t, q, v) -> (nv,).  ``method`` is any non-adaptive name
-    of ``SIMULATE_METHODS``; the result is identical to one step of ``simulate``.  ``accel``, a
-    callable (t, q, v) -> (nv,), replaces forward dynamics altogether (e.g. hybrid dynamics
-    computed by the caller): it is called once per stage, and ``tau`` is then ignored.
+    of ``SIMULATE_METHODS``; the result is one step of ``simulate`` (to round-off).  ``accel``,
+    a callable (t, q, v) -> (nv,), replaces forward dynamics altogether (e.g. hybrid dynamics
+    computed by the caller): it is called once per stage, and ``tau`` is then ignored.  Without
+    ``accel`` and with an array ``tau`` the step is one compiled call (same rules as
+    ``simulate``); it uses the calling thread's Data of the model.
     """
-    name = str(method).lower()
+    name = name_of(method)
     if name not in SIMULATE_METHODS or name in SIMULATE_ADAPTIVE_METHODS:
         fixed = [m for m in SIMULATE_METHODS if m not in SIMULATE_ADAPTIVE_METHODS]
         raise ValueError(f"make_stepper: method must be one of {', '.join(fixed)}")
+    slow = _python_stepper(model, name)
+    if not _compilable(model, name, None, None, None):
+        return slow
+    kern = _Kernel(model, name, None, None, None)
+    nq, nv = model.nq, model.nv
+
+    def step(q, v, dt, tau=None, t=0.0, accel=None):
+        if accel is not None or callable(tau) or not np.isfinite(dt):
+            return slow(q, v, dt, tau, t, accel)
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        if q.shape != (nq,) or v.shape != (nv,):
+            raise InputError(f"q must have shape ({nq},) and v shape ({nv},)")
+        tau_a = kern.tau if tau is None else _array(tau, nv, "tau")
+        head, tail = kern.args(model, model._default_data())
+        q1, v1 = np.empty(nq), np.empty(nv)
+        st = KI.step(*head, q, v, float(dt), tau_a, *tail, q1, v1)
+        if st:
+            return slow(q, v, dt, tau, t, accel)     # raises the documented InputError
+        return q1, v1
+    return step
+
+
+def _python_stepper(model, name):
+    """make_stepper's step on the Python path (MultibodySpace and the generic methods)."""
     from ..algorithms.dynamics import forward_dynamics
     nq, nv = model.nq, model.nv
     sp = MultibodySpace(model)
-    m = None if name == "semi_implicit" else get_method(
-        {"euler": "lie_euler", "rk3": "rkmk3"}.get(name, name))
+    m = None if name == "semi_implicit" else get_method(_ALIASES.get(name, name))
     zero = np.zeros(nv)
 
     def step(q, v, dt, tau=None, t=0.0, accel=None):

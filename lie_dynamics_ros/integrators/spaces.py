@@ -1,18 +1,18 @@
 """Lie groups, and homogeneous spaces with a Lie group action, for the Lie group integrators.
 
-The framework of Celledoni et al. (2021, digest §4.1): a manifold M with a transitive action
+The framework of Celledoni et al. (2021, §2.1, eqs. 1–3): a manifold M with a transitive action
 psi: G x M -> M, and a map f: M -> g with  y' = psi_*(f(y))|_y,  i.e. "y' = f(y) . y".
 The integrators only need, from a space,
 
 * ``exp_act(xi, y)``      = psi(exp(xi), y)
-* ``dexp_inv(u, v, order)`` = dexp_u^{-1} v  (right-trivialised, digest §0; ``order=None``
+* ``dexp_inv(u, v, order)`` = dexp_u^{-1} v  (right-trivialised, eq. 7; ``order=None``
   exact, ``order=k`` the Bernoulli series truncated after ad_u^k, coefficients 1, -1/2, 1/12, 0,
   -1/720, ...)
 * ``bracket(u, v)``       = [u, v]      (for the Casas–Owren RKMK4 and truncated series)
-* ``dist(y1, y2)``        a metric on M (error estimates of the commutator-free pairs, P18)
+* ``dist(y1, y2)``        a metric on M (error estimates of the commutator-free pairs, §4)
 
 States are flat float arrays and Lie algebra elements are flat vectors, so that direct
-products are concatenations.  Angular parts come first in se(3): xi = (w, v) (digest §0).
+products are concatenations.  Angular parts come first in se(3): xi = (w, v) (Kim 2012; §2.3).
 
 Groups (``LieGroup``): ``Rn``, ``SO3``, ``SE3``, ``ProductGroup``.  They also provide what the
 symplectic T*G integrator needs: ``mul``, ``inv``, ``Ad`` (matrix), ``dexp`` (matrix) and the
@@ -29,8 +29,8 @@ space                  group (algebra dim)  action / state
 ``SE3Space()``         SE(3) (6)            T -> B T, state = T.ravel() (16)
 ``S2Space()``          SO(3) (3)            q -> A q, state q (3)
 ``TS2Space(count)``    SE(3)^count (6 each) (q, w) -> (A q, A w + a x A q): the SE(3) adjoint
-                                            action restricted to TS^2 (digest §4.8)
-``CoadjointSO3()``     SO(3) (3)            mu -> A mu on so(3)* (Lie–Poisson, digest P11)
+                                            action restricted to TS^2 (Celledoni §5.1)
+``CoadjointSO3()``     SO(3) (3)            mu -> A mu on so(3)* (Lie–Poisson, Example 1)
 ``ProductSpace(...)``  direct product       componentwise
 =====================  ===================  ========================================================
 """
@@ -38,6 +38,7 @@ from math import factorial
 
 import numpy as np
 
+from ..kernels import integrate as KI
 from ..lie import se3, so3
 
 __all__ = [
@@ -65,13 +66,8 @@ def dexp_inv_series(bracket, u, v, order):
     return out
 
 
-def cross3(a, b):
-    """a x b for two 3-vectors (several times faster than np.cross on tiny arrays)."""
-    a0, a1, a2 = a
-    b0, b1, b2 = b
-    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-
-
+#: a x b for two 3-vectors (lie.so3.cross)
+cross3 = so3.cross
 _hat = so3.hat
 
 
@@ -122,7 +118,7 @@ class LieGroup:
         return self.ad(xi).T
 
     def dexp_star(self, u):
-        """dexp*_u := (dexp_u)^T, the dual of dexp (digest §4.5, P17)."""
+        """dexp*_u := (dexp_u)^T, the dual of dexp (Celledoni et al. 2021, eq. 15)."""
         return self.dexp(u).T
 
     def flatten(self, g):
@@ -246,8 +242,7 @@ class SE3(LieGroup):
         return se3.ad(xi)
 
     def bracket(self, u, v):
-        return np.concatenate([cross3(u[:3], v[:3]),
-                               cross3(u[:3], v[3:]) - cross3(v[:3], u[3:])])
+        return se3.bracket(u, v)
 
     def dexp(self, u):
         return se3.dexp(u)
@@ -434,7 +429,7 @@ class GroupSpace(HomogeneousSpace):
         return self.group.dexp_inv(u) @ v
 
     def dist(self, y1, y2):
-        """Geodesic-type distance |log(y1^-1 y2)| (digest P18)."""
+        """Geodesic-type distance |log(y1^-1 y2)| (for the CF error estimates, Celledoni §4)."""
         G = self.group
         return float(np.linalg.norm(G.log(G.mul(G.inv(G.unflatten(y1)), G.unflatten(y2)))))
 
@@ -503,7 +498,8 @@ class CoadjointSO3(HomogeneousSpace):
     """so(3)* under SO(3) by g . mu = g mu (coadjoint orbits = spheres |mu| = const).
 
     The generator is xi x mu.  For a left-invariant Hamiltonian the Lie–Poisson equation reads
-    mu' = mu x dH/dmu (digest P11), so use f(mu) = -dH/dmu.
+    mu' = mu x dH/dmu (Celledoni et al. 2021, Example 1 and eq. 18, whose printed sign is that
+of the body equation), so use f(mu) = -dH/dmu.
     """
     dim, size = 3, 3
 
@@ -521,12 +517,14 @@ class CoadjointSO3(HomogeneousSpace):
 
 
 class TS2Space(HomogeneousSpace):
-    """(TS^2)^count under SE(3)^count with the adjoint action (Celledoni §5.1, digest §4.8).
+    """(TS^2)^count under SE(3)^count with the adjoint action (Celledoni et al. 2021, §5.1).
 
     State per copy: (q, w) with |q| = 1, q.w = 0 (6 numbers); algebra per copy: (u, v) in se(3)
     (angular first).  psi((A, a), (q, w)) = (A q, A w + a x A q) with (A, a) = exp(u, v) the full
-    SE(3) exponential (a = J_l(u) v, digest P15); generator (u x q, u x w + v x q).
+    SE(3) exponential (a = J_l(u) v, translation included); generator (u x q, u x w + v x q).
     For the N-fold pendulum f = (w_i, q_i x h_i)_i gives q_i' = w_i x q_i, w_i' = h_i.
+    The action and dexp^-1 run over all copies in one call of ``kernels/integrate.py`` (the
+    compiled twin of ``lie.se3``).
     """
 
     def __init__(self, count=1):
@@ -534,21 +532,10 @@ class TS2Space(HomogeneousSpace):
         self.dim = self.size = 6 * self.count
 
     def exp_act(self, xi, y):
-        X = np.asarray(xi, dtype=float).reshape(-1, 6)
-        Y = np.asarray(y, dtype=float).reshape(-1, 6)
-        u, v = X[:, :3], X[:, 3:]
-        A_, B_, C_ = _batch_exp_coeffs(np.sqrt(np.einsum("ij,ij->i", u, u)))
-        A_, B_, C_ = A_[:, None], B_[:, None], C_[:, None]
-
-        def rot(x):          # Rodrigues: exp(u) x = x + A u x x + B u x (u x x)
-            ux = _cross(u, x)
-            return x + A_ * ux + B_ * _cross(u, ux)
-        uv = _cross(u, v)
-        a = v + B_ * uv + C_ * _cross(u, uv)          # J_l(u) v
-        q = rot(Y[:, :3])
-        w = rot(Y[:, 3:]) + _cross(a, q)
+        X = np.ascontiguousarray(xi, dtype=float).reshape(-1, 6)
+        Y = np.ascontiguousarray(y, dtype=float).reshape(-1, 6)
         out = np.empty_like(Y)
-        out[:, :3], out[:, 3:] = q, w
+        KI.ts2_exp_act(X, Y, out)
         return out.ravel()
 
     def generator(self, xi, y):
@@ -567,8 +554,10 @@ class TS2Space(HomogeneousSpace):
         return out.ravel()
 
     def dexp_inv_exact(self, u, v):
-        return _batch_se3_dexp_inv(np.asarray(u, dtype=float).reshape(-1, 6),
-                                   np.asarray(v, dtype=float).reshape(-1, 6)).ravel()
+        U = np.ascontiguousarray(u, dtype=float).reshape(-1, 6)
+        out = np.empty_like(U)
+        KI.se3_dexp_inv_rows(U, np.ascontiguousarray(v, dtype=float).reshape(-1, 6), out)
+        return out.ravel()
 
     def project(self, y):
         Y = np.array(y, dtype=float).reshape(-1, 6)
@@ -580,112 +569,7 @@ class TS2Space(HomogeneousSpace):
         return f"TS2Space({self.count})"
 
 
-# ----------------------------------------------------------------------------- batched se(3)
-# Vectorised over many copies (the N-fold pendulum has N of them).  They evaluate exactly the
-# formulas of lie.so3 / lie.se3 (Rodrigues, J_l, and the closed form of digest §4.3); the test
-# suite checks them against lie.se3.exp / lie.se3.dexp_inv copy by copy.
-_SMALL = 0.5
-
-
-def _series_even(coeffs, x):
-    """Horner evaluation of sum_k coeffs[k] x^k."""
-    out = np.full_like(x, coeffs[-1])
-    for c in coeffs[-2::-1]:
-        out = out * x + c
-    return out
-
-
-# the Taylor coefficients (in x = t^2) are lie.so3's, so both evaluate the same series
-_C_S1, _C_G1, _C_G2 = so3._S1, so3._G1, so3._G2
-
-
-def _piecewise(t, small_fn, large_fn):
-    """Evaluate small_fn below _SMALL and large_fn above, computing only what is needed."""
-    small = t < _SMALL
-    if small.all():
-        return small_fn(t)
-    if not small.any():
-        return large_fn(t)
-    a, b = small_fn(t), large_fn(np.where(small, 1.0, t))
-    return tuple(np.where(small, x, y) for x, y in zip(a, b))
-
-
-def _exp_small(t):
-    x = t * t
-    return _series_even(_C_S1, x), _series_even(_C_G1, x), _series_even(_C_G2, x)
-
-
-def _exp_large(t):
-    s = np.sin(t)
-    return s / t, 2.0 * np.sin(0.5 * t) ** 2 / (t * t), (t - s) / t ** 3
-
-
-def _batch_exp_coeffs(t):
-    """sin t/t, (1-cos t)/t^2, (t - sin t)/t^3 elementwise (series below 0.5)."""
-    return _piecewise(np.asarray(t, dtype=float), _exp_small, _exp_large)
-
-
-def _batch_hat(w):
-    n = w.shape[0]
-    W = np.zeros((n, 3, 3))
-    W[:, 0, 1], W[:, 0, 2] = -w[:, 2], w[:, 1]
-    W[:, 1, 0], W[:, 1, 2] = w[:, 2], -w[:, 0]
-    W[:, 2, 0], W[:, 2, 1] = -w[:, 1], w[:, 0]
-    return W
-
-
-def _batch_se3_exp(X):
-    """(A (n,3,3), a (n,3)) = exp of the twists X (n, 6) = (w, v)."""
-    w, v = X[:, :3], X[:, 3:]
-    t = np.linalg.norm(w, axis=1)
-    A_, B_, C_ = _batch_exp_coeffs(t)
-    W = _batch_hat(w)
-    W2 = W @ W
-    eye = np.eye(3)
-    R = eye + A_[:, None, None] * W + B_[:, None, None] * W2
-    J = eye + B_[:, None, None] * W + C_[:, None, None] * W2
-    return R, np.einsum("nij,nj->ni", J, v)
-
-
-_C_D2, _C_D2T = so3._D2, so3._D2T       # (1 - (t/2) cot(t/2)) / t^2 and its derivative
-
-
-def _inv_small(t):
-    x = t * t
-    return _series_even(_C_D2, x), _series_even(_C_D2T, x)
-
-
-def _inv_large(t):
-    h = 0.5 * t
-    s = np.sin(h)
-    cot = np.cos(h) / s
-    return ((1.0 - h * cot) / (t * t),
-            (-2.0 / t ** 3 + cot / (2.0 * t * t) + 1.0 / (4.0 * t * s * s)) / t)
-
-
-def _batch_inv_coeffs(t):
-    """g2 = (1 - (t/2)cot(t/2))/t^2 and g2'(t)/t elementwise (series below 0.5)."""
-    return _piecewise(np.asarray(t, dtype=float), _inv_small, _inv_large)
-
-
-def _batch_se3_dexp_inv(U, V):
-    """dexp_U^{-1} V for n twists at once (digest §4.3: g1 = -1/2, g1~ = 0)."""
-    A, a = U[:, :3], U[:, 3:]
-    B, b = V[:, :3], V[:, 3:]
-    g2, g2t = _batch_inv_coeffs(np.sqrt(np.einsum("ij,ij->i", A, A)))
-    g2, g2t = g2[:, None], g2t[:, None]
-    rho = np.einsum("ij,ij->i", A, a)[:, None]
-    AxB = _cross(A, B)
-    AAxB = _cross(A, AxB)
-    axB = _cross(a, B)
-    Axb = _cross(A, b)
-    out = np.empty_like(U)
-    out[:, :3] = B - 0.5 * AxB + g2 * AAxB
-    out[:, 3:] = (b - 0.5 * (axB + Axb) + (rho * g2t) * AAxB
-                  + g2 * (_cross(a, AxB) + _cross(A, axB) + _cross(A, Axb)))
-    return out
-
-
+# ----------------------------------------------------------------------------- rows of se(3)
 def _cross(a, b):
     """Row-wise cross product of (n, 3) arrays (faster than np.cross for small n)."""
     a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
@@ -698,7 +582,7 @@ def _cross(a, b):
 
 
 class ProductSpace(HomogeneousSpace):
-    """Direct product of homogeneous spaces, acting componentwise (digest §4.8, §4.9)."""
+    """Direct product of homogeneous spaces, acting componentwise (Celledoni §5.1, §6.1)."""
 
     def __init__(self, *spaces):
         if len(spaces) == 1 and isinstance(spaces[0], (list, tuple)):

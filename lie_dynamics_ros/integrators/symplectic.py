@@ -1,5 +1,5 @@
 """The θ-family of symplectic Lie group integrators on T*G (Celledoni et al. 2021, §3.1–3.2,
-eqs. 11–17; digest §4.5, P17).
+eqs. 11–17; the step is implicit and dexp* is the transpose of dexp).
 
 T*G is identified with G ⋉ g* by right trivialisation, (g1, mu1)(g2, mu2) = (g1 g2,
 mu1 + Ad*_{g1^-1} mu2) (11).  A Hamiltonian vector field is F(g, mu) = (R_g* f1, f2 - ad*_{f1} mu)

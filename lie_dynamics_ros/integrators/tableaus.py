@@ -1,4 +1,4 @@
-"""Explicit Butcher tableaus used by the RKMK methods (Celledoni et al. 2021, digest §4.2, §4.7).
+"""Explicit Butcher tableaus used by the RKMK methods (Celledoni et al. 2021, §2.2, §4.1).
 
 Every tableau is an immutable :class:`Tableau` with strictly lower-triangular ``a``, weights
 ``b``, nodes ``c``, classical ``order`` and, for embedded pairs, ``b_hat`` with its order
@@ -97,7 +97,7 @@ RK3 = _tab("rk3", [[], ["1/3"], ["0", "2/3"]], ["1/4", "0", "3/4"], 3,
 RALSTON3 = _tab("ralston3", [[], ["1/2"], ["0", "3/4"]], ["2/9", "1/3", "4/9"], 3)
 #: classical Runge–Kutta 4
 RK4 = _tab("rk4", [[], ["1/2"], ["0", "1/2"], ["0", "0", "1"]], ["1/6", "1/3", "1/3", "1/6"], 4)
-#: Dormand–Prince 5(4) (digest §4.7, standard values); b is the 5th-order solution
+#: Dormand–Prince 5(4) (Dormand & Prince 1980; Celledoni et al. 2021, §4.1); b is 5th order
 DOPRI5 = _tab(
     "dopri5",
     [[], ["1/5"], ["3/40", "9/40"], ["44/45", "-56/15", "32/9"],

@@ -1,7 +1,7 @@
 """SE(3) / se(3) in the seeds' ANGULAR-FIRST order: twist xi = (w, v), wrench F = (m, f).
 
 T = (R, p) as a 4x4 matrix is the pose of frame {b} in frame {a} (Kim writes T_ab: {a} -> {b}).
-Ad* := Ad^T and ad* := ad^T (Kim eqs 8, 29; digest §0).  dexp is right-trivialised:
+Ad* := Ad^T and ad* := ad^T (Kim 2012, eqs. 8, 29).  dexp is right-trivialised:
 d/dt exp(u) = hat(dexp_u u') exp(u),  dexp_u = sum_k ad_u^k/(k+1)!.
 """
 import numpy as np
@@ -102,11 +102,15 @@ def ad_star(xi):
 
 def bracket(x, y):
     """[x, y] = ad_x y = (w1 x w2, w1 x v2 - w2 x v1)."""
-    return ad(x) @ _vec(y, 6, "y")
+    x, y = _vec(x, 6, "x"), _vec(y, 6, "y")
+    out = np.empty(6)
+    out[:3] = so3.cross(x[:3], y[:3])
+    out[3:] = so3.cross(x[:3], y[3:]) - so3.cross(y[:3], x[3:])
+    return out
 
 
 def _phi_ad(xi, g1, g2, g1t, g2t):
-    """Matrix of phi(ad_xi) with phi(0) = 1 from the scalars of digest §4.3 (Celledoni §2.3)."""
+    """Matrix of phi(ad_xi) with phi(0) = 1 from g1, g2, g1~, g2~ (Celledoni et al. 2021, §2.3)."""
     HA, Ha = so3.hat(xi[:3]), so3.hat(xi[3:])
     rho = xi[:3] @ xi[3:]
     HA2 = HA @ HA
@@ -125,7 +129,8 @@ def dexp(xi):
 
 
 def dexp_inv(xi, order=None):
-    """dexp_xi^-1; order=None: exact (digest §4.3, singular at |w| = 2 pi); int k: sum_{j<=k} B_j/j! ad^j."""
+    """dexp_xi^-1; order=None: exact (Celledoni et al. 2021, §2.3; singular at |w| = 2 pi);
+    int k: sum_{j<=k} B_j/j! ad^j."""
     xi = _vec(xi, 6, "xi")
     if order is not None:
         return so3.series(ad(xi), order)

@@ -1,0 +1,376 @@
+"""Compiled Lie group integration: the SO(3)/SE(3) maps of ``lie.so3``/``lie.se3`` and whole
+fixed steps of ``simulate`` (stages, exponentials, update) in one call.
+
+The group functions are the compiled twins of ``lie/`` (same formulas, same Taylor coefficients
+below the same angle ``so3._SMALL``; ``test/test_lie.py`` compares them on random inputs, near 0
+and near pi). Twists are angular first, as in ``lie.se3``.
+
+The multibody steps integrate q' = q . v, v' = a(q, v) on Q x R^nv (``integrators/simulate.py``
+explains the right action and why dexp^-1 is taken at -sigma). Free joints carry the public
+(linear, angular) velocity order of ``v`` (docs/conventions.md): the kernels read the two
+3-blocks by offset, so no permutation is needed here. Accelerations come from the articulated
+body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data.
+"""
+import numpy as np
+from numba import njit
+
+from ..lie import so3 as _so3
+from ..model import joints as J
+from .dynamics import aba, hybrid
+from .layout import K, QI, VI, NQ, NV, MIMIC, OK
+from .spatial import JIT
+
+_SMALL = _so3._SMALL
+_S1 = np.array(_so3._S1)        # sin t / t
+_G1 = np.array(_so3._G1)        # (1 - cos t) / t^2
+_G2 = np.array(_so3._G2)        # (t - sin t) / t^3
+_D2 = np.array(_so3._D2)        # (1 - (t/2) cot(t/2)) / t^2
+_D2T = np.array(_so3._D2T)      # its derivative / t
+
+#: method codes of ``step`` / ``rollout``
+SEMI_IMPLICIT, RKMK, CF4 = 0, 1, 2
+
+
+# ----------------------------------------------------------------------------- SO(3) / SE(3)
+@njit(inline="always", **JIT)
+def _poly(c, x):
+    acc = 0.0
+    for k in range(c.shape[0] - 1, -1, -1):
+        acc = acc * x + c[k]
+    return acc
+
+
+@njit(**JIT)
+def exp_coeffs(t):
+    """(sin t/t, (1-cos t)/t^2, (t-sin t)/t^3) = ``so3.exp_coeffs``."""
+    if t < _SMALL:
+        x = t * t
+        return _poly(_S1, x), _poly(_G1, x), _poly(_G2, x)
+    s = np.sin(t)
+    h = np.sin(0.5 * t)
+    return s / t, 2.0 * h * h / (t * t), (t - s) / (t * t * t)
+
+
+@njit(**JIT)
+def inv_coeffs(t):
+    """(g2, g2'(t)/t) of dexp^-1 = ``so3.inv_coeffs`` (singular at 2 pi)."""
+    if t < _SMALL:
+        x = t * t
+        return _poly(_D2, x), _poly(_D2T, x)
+    h = 0.5 * t
+    s = np.sin(h)
+    cot = np.cos(h) / s
+    return (1.0 - h * cot) / (t * t), (-2.0 / t ** 3 + cot / (2.0 * t * t)
+                                       + 1.0 / (4.0 * t * s * s)) / t
+
+
+@njit(inline="always", **JIT)
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(**JIT)
+def so3_exp(w, R):
+    """R (3, 3) = exp([w]) (Rodrigues) = ``so3.exp``."""
+    t = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    A, B, _ = exp_coeffs(t)
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    for r in range(3):
+        for c in range(3):
+            W2 = W[r, 0] * W[0, c] + W[r, 1] * W[1, c] + W[r, 2] * W[2, c]
+            R[r, c] = (1.0 if r == c else 0.0) + A * W[r, c] + B * W2
+
+
+@njit(inline="always", **JIT)
+def left_jacobian_apply(w0, w1, w2, x0, x1, x2):
+    """J_l(w) x = x + B w x x + C w x (w x x) (``so3.left_jacobian(w) @ x``)."""
+    _, B, C = exp_coeffs(np.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
+    c0, c1, c2 = _cross(w0, w1, w2, x0, x1, x2)
+    d0, d1, d2 = _cross(w0, w1, w2, c0, c1, c2)
+    return x0 + B * c0 + C * d0, x1 + B * c1 + C * d1, x2 + B * c2 + C * d2
+
+
+@njit(**JIT)
+def se3_exp(xi, R, p):
+    """(R, p) = exp(xi), xi = (w, v) = ``se3.exp``: R = exp([w]), p = J_l(w) v."""
+    so3_exp(xi[:3], R)
+    p[0], p[1], p[2] = left_jacobian_apply(xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
+
+
+@njit(inline="always", **JIT)
+def quat_exp(w0, w1, w2):
+    """Unit quaternion (x, y, z, w) of exp(w) = ``so3.quat_exp``."""
+    t = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    k = 0.5 * _poly(_S1, 0.25 * t * t) if t < _SMALL else np.sin(0.5 * t) / t
+    return k * w0, k * w1, k * w2, np.cos(0.5 * t)
+
+
+@njit(inline="always", **JIT)
+def quat_mul(ax, ay, az, aw, bx, by, bz, bw):
+    """Hamilton product a*b in (x, y, z, w) = ``so3.quat_multiply``."""
+    cx, cy, cz = _cross(ax, ay, az, bx, by, bz)
+    return (aw * bx + bw * ax + cx, aw * by + bw * ay + cy, aw * bz + bw * az + cz,
+            aw * bw - (ax * bx + ay * by + az * bz))
+
+
+@njit(inline="always", **JIT)
+def so3_dexp_inv_apply(u0, u1, u2, x0, x1, x2):
+    """dexp_u^-1 x = x - u x x / 2 + g2 u x (u x x) (``so3.dexp_inv(u) @ x``)."""
+    g2, _ = inv_coeffs(np.sqrt(u0 * u0 + u1 * u1 + u2 * u2))
+    c0, c1, c2 = _cross(u0, u1, u2, x0, x1, x2)
+    d0, d1, d2 = _cross(u0, u1, u2, c0, c1, c2)
+    return x0 - 0.5 * c0 + g2 * d0, x1 - 0.5 * c1 + g2 * d1, x2 - 0.5 * c2 + g2 * d2
+
+
+@njit(**JIT)
+def se3_dexp_inv(U, V, out):
+    """out = dexp_U^-1 V on se(3), angular first (``se3.dexp_inv(U) @ V``): the closed form of
+    Celledoni et al. (2021, §2.3) with g1 = -1/2, g1~ = 0."""
+    A0, A1, A2, a0, a1, a2 = U[0], U[1], U[2], U[3], U[4], U[5]
+    B0, B1, B2, b0, b1, b2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    g2, g2t = inv_coeffs(np.sqrt(A0 * A0 + A1 * A1 + A2 * A2))
+    rho = A0 * a0 + A1 * a1 + A2 * a2
+    AB0, AB1, AB2 = _cross(A0, A1, A2, B0, B1, B2)
+    AAB0, AAB1, AAB2 = _cross(A0, A1, A2, AB0, AB1, AB2)
+    aB0, aB1, aB2 = _cross(a0, a1, a2, B0, B1, B2)
+    Ab0, Ab1, Ab2 = _cross(A0, A1, A2, b0, b1, b2)
+    t10, t11, t12 = _cross(a0, a1, a2, AB0, AB1, AB2)
+    t20, t21, t22 = _cross(A0, A1, A2, aB0, aB1, aB2)
+    t30, t31, t32 = _cross(A0, A1, A2, Ab0, Ab1, Ab2)
+    out[0] = B0 - 0.5 * AB0 + g2 * AAB0
+    out[1] = B1 - 0.5 * AB1 + g2 * AAB1
+    out[2] = B2 - 0.5 * AB2 + g2 * AAB2
+    rg = rho * g2t
+    out[3] = b0 - 0.5 * (aB0 + Ab0) + rg * AAB0 + g2 * (t10 + t20 + t30)
+    out[4] = b1 - 0.5 * (aB1 + Ab1) + rg * AAB1 + g2 * (t11 + t21 + t31)
+    out[5] = b2 - 0.5 * (aB2 + Ab2) + rg * AAB2 + g2 * (t12 + t22 + t32)
+
+
+@njit(**JIT)
+def se3_dexp_inv_rows(U, V, out):
+    """``se3_dexp_inv`` on every row of (n, 6) arrays."""
+    for r in range(U.shape[0]):
+        se3_dexp_inv(U[r], V[r], out[r])
+
+
+@njit(**JIT)
+def ts2_exp_act(X, Y, out):
+    """The SE(3) adjoint action on TS^2, row by row (Celledoni et al. 2021, §5.1):
+    (q, w) -> (A q, A w + a x A q) with (A, a) = exp(X[r]); X, Y, out (n, 6)."""
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    for r in range(X.shape[0]):
+        se3_exp(X[r], R, p)
+        y = Y[r]
+        o = out[r]
+        for k in range(3):
+            o[k] = R[k, 0] * y[0] + R[k, 1] * y[1] + R[k, 2] * y[2]
+            o[3 + k] = R[k, 0] * y[3] + R[k, 1] * y[4] + R[k, 2] * y[5]
+        c0, c1, c2 = _cross(p[0], p[1], p[2], o[0], o[1], o[2])
+        o[3] += c0
+        o[4] += c1
+        o[5] += c2
+
+
+# ----------------------------------------------------------------------------- configurations
+@njit(**JIT)
+def integrate_q(mi, q, dq, s, out):
+    """out = q (+) s dq (``ldr.integrate(model, q, dq, s)``): T exp(s xi) on SE(3) for free
+    joints (xi = (v_lin, w) in the body frame), R exp(s w) on SO(3) for ball joints, q + s dq
+    else. Mimic rows are skipped (they own no coordinates)."""
+    for i in range(1, mi.shape[0]):
+        if mi[i, MIMIC]:
+            continue
+        kind, qi, vi = mi[i, K], mi[i, QI], mi[i, VI]
+        if kind == J.FREE:
+            l0, l1, l2 = dq[vi] * s, dq[vi + 1] * s, dq[vi + 2] * s
+            w0, w1, w2 = dq[vi + 3] * s, dq[vi + 4] * s, dq[vi + 5] * s
+            x, y, z, w = q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6]
+            n = np.sqrt(x * x + y * y + z * z + w * w)
+            x, y, z, w = x / n, y / n, z / n, w / n
+            j0, j1, j2 = left_jacobian_apply(w0, w1, w2, l0, l1, l2)
+            out[qi] = q[qi] + ((1.0 - 2.0 * (y * y + z * z)) * j0 + 2.0 * (x * y - z * w) * j1
+                               + 2.0 * (x * z + y * w) * j2)
+            out[qi + 1] = q[qi + 1] + (2.0 * (x * y + z * w) * j0
+                                       + (1.0 - 2.0 * (x * x + z * z)) * j1
+                                       + 2.0 * (y * z - x * w) * j2)
+            out[qi + 2] = q[qi + 2] + (2.0 * (x * z - y * w) * j0 + 2.0 * (y * z + x * w) * j1
+                                       + (1.0 - 2.0 * (x * x + y * y)) * j2)
+            ex, ey, ez, ew = quat_exp(w0, w1, w2)
+            (out[qi + 3], out[qi + 4], out[qi + 5],
+             out[qi + 6]) = quat_mul(q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6], ex, ey, ez, ew)
+        elif kind == J.SPHERICAL:
+            ex, ey, ez, ew = quat_exp(dq[vi] * s, dq[vi + 1] * s, dq[vi + 2] * s)
+            out[qi], out[qi + 1], out[qi + 2], out[qi + 3] = quat_mul(
+                q[qi], q[qi + 1], q[qi + 2], q[qi + 3], ex, ey, ez, ew)
+        else:
+            for k in range(mi[i, NQ]):
+                out[qi + k] = q[qi + k] + dq[vi + k] * s
+
+
+@njit(**JIT)
+def _dexp_inv_right(mi, u, x, out, nv):
+    """out = dexp^-1 of the opposite algebra at u applied to x, on (dq, dv) vectors of length
+    2 nv: dexp_{-u}^-1 on the SE(3)/SO(3) blocks of dq (the right action), identity elsewhere."""
+    for k in range(2 * nv):
+        out[k] = x[k]
+    U = np.empty(6)
+    X = np.empty(6)
+    Y = np.empty(6)
+    for i in range(1, mi.shape[0]):
+        if mi[i, MIMIC]:
+            continue
+        kind, vi = mi[i, K], mi[i, VI]
+        if kind == J.FREE:      # public (lin, ang) -> lie.se3's (ang, lin)
+            for k in range(3):
+                U[k], U[3 + k] = -u[vi + 3 + k], -u[vi + k]
+                X[k], X[3 + k] = x[vi + 3 + k], x[vi + k]
+            se3_dexp_inv(U, X, Y)
+            for k in range(3):
+                out[vi + k], out[vi + 3 + k] = Y[3 + k], Y[k]
+        elif kind == J.SPHERICAL:
+            out[vi], out[vi + 1], out[vi + 2] = so3_dexp_inv_apply(
+                -u[vi], -u[vi + 1], -u[vi + 2], x[vi], x[vi + 1], x[vi + 2])
+
+
+# ----------------------------------------------------------------------------- steps
+# work rows of ``wk`` (shape (WK_ROWS + stages, max(nq, 2 nv))), see ``work_array``
+_QS, _VS, _U, _A, _TAU, _Q1, _T1, _K0 = 0, 1, 2, 3, 4, 5, 6, 7
+WK_ROWS = 7
+
+
+@njit(**JIT)
+def _accel(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk):
+    """wk[_A] = a(q, v): ABA, or hybrid dynamics when mask has a True entry (mask[0] of an
+    empty mask means none)."""
+    nv = v.shape[0]
+    a = wk[_A, :nv]
+    if mask.shape[0] == 0:
+        return aba(mi, mc, mI, dv, dm, q, v, tau, presc, a, wk[_TAU, :nv], failed, True, False)
+    return hybrid(mi, mc, mI, dv, dm, q, v, a_pres, tau, mask, presc, a, wk[_TAU, :nv], failed,
+                  True, False)
+
+
+@njit(**JIT)
+def _f(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk, Kr):
+    """Kr = f(q, v) = (v, a(q, v)) (2 nv)."""
+    nv = v.shape[0]
+    st = _accel(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk)
+    for k in range(nv):
+        Kr[k] = v[k]
+        Kr[nv + k] = wk[_A, k]
+    return st
+
+
+@njit(**JIT)
+def _exp_act(mi, xi, q, v, q_out, v_out):
+    """(q, v) -> (q (+) xi_q, v + xi_v)."""
+    nv = v.shape[0]
+    integrate_q(mi, q, xi, 1.0, q_out)
+    for k in range(nv):
+        v_out[k] = v[k] + xi[nv + k]
+
+
+@njit(**JIT)
+def step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
+         q_out, v_out):
+    """One step of ``method`` from (q, v) to (q_out, v_out) (they may alias q, v).
+
+    method: SEMI_IMPLICIT (v+ = v + h a, q+ = q (+) h v+), RKMK (exact dexp^-1 on the Butcher
+    tableau ``ta``, ``tb``; Celledoni et al. 2021, §2.2) or CF4 (eq. 9). Returns a status code.
+    """
+    nq, nv = q.shape[0], v.shape[0]
+    n2 = 2 * nv
+    qs, vs, u = wk[_QS, :nq], wk[_VS, :nv], wk[_U, :n2]
+    if method == SEMI_IMPLICIT:
+        st = _accel(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk)
+        if st != OK:
+            return st
+        for k in range(nv):
+            vs[k] = v[k] + h * wk[_A, k]
+        integrate_q(mi, q, vs, h, q_out)
+        for k in range(nv):
+            v_out[k] = vs[k]
+        return OK
+    if method == RKMK:
+        s = tb.shape[0]
+        st = _f(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk, wk[_K0, :n2])
+        if st != OK:
+            return st
+        for i in range(1, s):
+            for k in range(n2):
+                acc = 0.0
+                for j in range(i):
+                    acc += ta[i, j] * wk[_K0 + j, k]
+                u[k] = h * acc
+            _exp_act(mi, u, q, v, qs, vs)
+            st = _f(mi, mc, mI, dv, dm, qs, vs, tau, a_pres, mask, presc, failed, wk,
+                    wk[_T1, :n2])
+            if st != OK:
+                return st
+            _dexp_inv_right(mi, u, wk[_T1, :n2], wk[_K0 + i, :n2], nv)
+        for k in range(n2):
+            acc = 0.0
+            for j in range(s):
+                acc += tb[j] * wk[_K0 + j, k]
+            u[k] = h * acc
+        _exp_act(mi, u, q, v, q_out, v_out)
+        return OK
+    # CF4: Y2 = exp(h F1/2) y; Y3 = exp(h F2/2) y; Y4 = exp(h (F3 - F1/2)) Y2;
+    # y1 = exp(h (-F1 + 2 F2 + 2 F3 + 3 F4)/12) exp(h (3 F1 + 2 F2 + 2 F3 - F4)/12) y
+    F0, F1, F2, F3 = wk[_K0, :n2], wk[_K0 + 1, :n2], wk[_K0 + 2, :n2], wk[_K0 + 3, :n2]
+    q1, v1 = wk[_Q1, :nq], wk[_T1, :nv]
+    st = _f(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk, F0)
+    if st != OK:
+        return st
+    for k in range(n2):
+        u[k] = h * (0.5 * F0[k])
+    _exp_act(mi, u, q, v, q1, v1)                                       # Y2
+    st = _f(mi, mc, mI, dv, dm, q1, v1, tau, a_pres, mask, presc, failed, wk, F1)
+    if st != OK:
+        return st
+    for k in range(n2):
+        u[k] = h * (0.5 * F1[k])
+    _exp_act(mi, u, q, v, qs, vs)                                       # Y3
+    st = _f(mi, mc, mI, dv, dm, qs, vs, tau, a_pres, mask, presc, failed, wk, F2)
+    if st != OK:
+        return st
+    for k in range(n2):
+        u[k] = h * (-0.5 * F0[k] + F2[k])
+    _exp_act(mi, u, q1, v1, qs, vs)                                     # Y4 from Y2
+    st = _f(mi, mc, mI, dv, dm, qs, vs, tau, a_pres, mask, presc, failed, wk, F3)
+    if st != OK:
+        return st
+    for k in range(n2):
+        u[k] = h * (3.0 / 12 * F0[k] + 2.0 / 12 * F1[k] + 2.0 / 12 * F2[k] - 1.0 / 12 * F3[k])
+    _exp_act(mi, u, q, v, qs, vs)
+    for k in range(n2):
+        u[k] = h * (-1.0 / 12 * F0[k] + 2.0 / 12 * F1[k] + 2.0 / 12 * F2[k] + 3.0 / 12 * F3[k])
+    _exp_act(mi, u, qs, vs, q_out, v_out)
+    return OK
+
+
+@njit(**JIT)
+def rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q, V,
+            done):
+    """Q[k + 1], V[k + 1] = step(Q[k], V[k]) for k = 0 .. len(Q) - 2; Q[0], V[0] hold the initial
+    state. Stops at the first failing step: done[0] = the number of steps taken. Returns the
+    status of that step (OK if all ran)."""
+    done[0] = 0
+    for k in range(Q.shape[0] - 1):
+        st = step(mi, mc, mI, dv, dm, method, ta, tb, Q[k], V[k], h, tau, a_pres, mask, presc,
+                  failed, wk, Q[k + 1], V[k + 1])
+        if st != OK:
+            return st
+        done[0] = k + 1
+    return OK
+
+
+@njit(**JIT)
+def rollout_rows(mi, mc, mI, dv, dm, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk, Q,
+                 V, status, done, lo, hi):
+    """``rollout`` of the trajectories lo .. hi - 1: Q (N, n + 1, nq), V (N, n + 1, nv), TAU
+    (N, nv); per-row status and steps taken."""
+    for r in range(lo, hi):
+        status[r] = rollout(mi, mc, mI, dv, dm, method, ta, tb, h, TAU[r], a_pres, mask, presc,
+                            failed, wk, Q[r], V[r], done[r:r + 1])
