@@ -3,11 +3,14 @@
 The core imports without ROS. Conventions: docs/conventions.md; API: docs/api.md.
 """
 from .errors import URDFError, InputError
-from .model.urdf import load_urdf
+from .model.loading import load_urdf          # the tree (model.urdf) plus <loop_joint> / loops=
+from .model.sdf import load_sdf
 from .model.builder import ModelBuilder
 from .model.model import Model
 from .model.data import Data
-from .model.joint_types import Fixed, Revolute, Prismatic, Free, Spherical, Planar, Universal, General
+from .model.joint_types import (Fixed, Revolute, Prismatic, Free, Spherical, Planar, Universal,
+                                General)
+from .model.loops import LoopClosure, attach_loops, load_loops_yaml
 from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix,
                                   gravity_torques, nonlinear_effects, coriolis_matrix)
 from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobian, kinetic_energy,
@@ -15,37 +18,35 @@ from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobia
 from .algorithms.joint_order import JointOrder
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
-from .integrators.simulate import simulate
 from .algorithms.regressor import (regressor, inertial_parameters, mass_matrix_derivative,
                                    slotine_li_torques, coriolis_matrix_ploen, parameter_names)
-from . import control
-from . import lie
-
-__version__ = "0.1.0"
-
-__all__ = [
-    "URDFError", "InputError", "load_urdf", "ModelBuilder", "Model", "Data", "JointOrder",
-    "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal", "General",
-    "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix", "gravity_torques",
-    "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose", "body_jacobian",
-    "kinetic_energy", "potential_energy", "integrate", "difference", "neutral_configuration",
-    "random_configuration", "simulate", "lie",
-    "regressor", "inertial_parameters", "mass_matrix_derivative", "slotine_li_torques",
-    "coriolis_matrix_ploen", "parameter_names", "control",
-]
-
-# closed kinematic loops (Kim 2012, section 3; docs/loops.md). load_urdf here is a superset of
-# model.urdf.load_urdf: it also reads <loop_joint> elements and the ``loops`` argument.
-from .model.loops import LoopClosure, attach_loops, load_loops_yaml
-from .model.loading import load_urdf  # noqa: F811
-from .model.sdf import load_sdf
+# closed kinematic loops (Kim 2012, section 3; docs/loops.md)
 from .algorithms.constrained import (constraint_residual, constraint_jacobian, constraint_bias,
                                      assemble, constrained_forward_dynamics,
                                      constrained_inverse_dynamics, constrained_hybrid_dynamics,
                                      project, simulate_constrained,
                                      make_constrained_stepper, complete_motion)
+from .integrators.simulate import simulate, rollout
+from .integrators.simulator import Simulator, SimulationDiverged
+from .estimation.momentum_observer import MomentumObserver
+from . import control
+from . import lie
+from . import safety
 
-__all__ += ["LoopClosure", "attach_loops", "load_loops_yaml", "load_sdf", "constraint_residual",
-            "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
-            "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
-            "simulate_constrained", "make_constrained_stepper", "complete_motion"]
+__version__ = "0.1.0"
+
+__all__ = [
+    "URDFError", "InputError", "load_urdf", "load_sdf", "ModelBuilder", "Model", "Data",
+    "JointOrder", "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal",
+    "General", "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix",
+    "gravity_torques", "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose",
+    "body_jacobian", "kinetic_energy", "potential_energy", "integrate", "difference",
+    "neutral_configuration", "random_configuration", "simulate", "rollout", "Simulator",
+    "SimulationDiverged", "MomentumObserver", "lie", "regressor", "inertial_parameters",
+    "mass_matrix_derivative", "slotine_li_torques", "coriolis_matrix_ploen", "parameter_names",
+    "control", "safety",
+    "LoopClosure", "attach_loops", "load_loops_yaml", "constraint_residual",
+    "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
+    "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
+    "simulate_constrained", "make_constrained_stepper", "complete_motion",
+]

@@ -225,11 +225,22 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         joints follow it.
     callback : optional callable (t, q, v) called after every step; returning True stops.
 
+    A model with loop closures (``model.nc > 0``) runs ``ldr.simulate_constrained``: projection
+    onto the constraint manifold after every step (docs/loops.md).
+
     Returns
     -------
     SimulationResult with ``t (k,)``, ``q (k, nq)``, ``v (k, nv)``, ``nfev``, ``nreject`` and
     ``compiled`` (which path ran, see the module docstring).
     """
+    if getattr(model, "nc", 0):
+        # closed loops: constrained forward dynamics with projection after every step
+        if prescribed is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
+            raise ValueError("a model with loop closures takes a fixed-step method and no "
+                             "prescribed joints here (ldr.simulate_constrained, docs/loops.md)")
+        from ..algorithms.constrained import simulate_constrained
+        return simulate_constrained(model, q0, v0, duration, dt, method, tau,
+                                    callback=callback)
     if np.ndim(q0) == 2 or np.ndim(v0) == 2:
         if callback is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
             raise ValueError("batched initial states take a fixed-step method and no callback")
@@ -300,7 +311,12 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         stepper = lambda t, y, h: m.step(sp, f, t, y, h).y  # noqa: E731
     k = n
     for k in range(n):
-        y = stepper(ts[k], y, h)
+        try:
+            y = stepper(ts[k], y, h)
+        except InputError as e:           # the initial state was checked: the run diverged
+            raise _diverged(model, ts[k], Q[k], V[k], e) from None
+        if not np.all(np.isfinite(y)):
+            raise _diverged(model, ts[k], Q[k], V[k], "the step gave non-finite values")
         Q[k + 1], V[k + 1] = y[:nq], y[nq:]
         if cb is not None and cb(ts[k + 1], y):
             break
@@ -382,11 +398,27 @@ class _Kernel:
 
 
 def _raise_step_error(model, name, q, v, h, t, tau, prescribed, a_prescribed, status):
-    """A compiled step failed: the Python step raises the documented InputError."""
+    """A compiled step failed: the Python step raises the documented error."""
     step = _python_stepper(model, name)
     acc = _dynamics(model, tau, prescribed, a_prescribed)
-    step(q, v, h, t=t, accel=acc)
-    raise InputError(f"the compiled step failed with status {status}")  # pragma: no cover
+    try:
+        step(q, v, h, t=t, accel=acc)
+    except InputError as e:
+        raise _diverged(model, t, q, v, e) from None
+    raise _diverged(model, t, q, v, f"the compiled step failed with status {status}")
+
+
+def _diverged(model, t, q, v, cause):
+    """The error of a run whose state was finite and then was not (or overflowed): it names the
+    time and the fastest joint, and says what helps, instead of blaming the input."""
+    from .simulator import SimulationDiverged
+    speed = np.where(np.isfinite(v), np.abs(v), np.inf)
+    dof = int(np.argmax(speed)) if speed.size else 0
+    joints = [n for n, vi, nv in zip(model.joint_names, model.joint_v_index, model.joint_nv)
+              if vi <= dof < vi + nv]
+    return SimulationDiverged(float(t), joints[0] if joints else "?",
+                              f"moves at {speed[dof]:.3g} (units/s) before the step that failed "
+                              f"({cause})" if speed.size else f"({cause})")
 
 
 def _simulate_compiled(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed, callback):
