@@ -1,4 +1,4 @@
-"""The single boundary between the public 6-vector order and the seeds' order.
+"""The single boundary between the public 6-vector order and Kim's (2012) order.
 
 Public API (ROS Twist/Wrench, Pinocchio): (linear, angular) and (force, torque).
 Kernels and ``ldr.lie`` (Kim, Park, Ploen): (angular, linear) and (moment, force).
@@ -21,5 +21,5 @@ def to_public(x):
 
 
 def rows_to_public(J):
-    """Reorder the 6 rows of a (6, n) matrix from the seeds' order to the public order."""
+    """Reorder the 6 rows of a (6, n) matrix from Kim's (2012) order to the public order."""
     return np.asarray(J)[SWAP6, :]

@@ -181,7 +181,7 @@ def test_body_jacobian_matches_pose_derivative(model):
     h = 1e-6
     Tp = ldr.frame_pose(model, ldr.integrate(model, q, v, h), frame)
     Tm = ldr.frame_pose(model, ldr.integrate(model, q, v, -h), frame)
-    xi = se3.log(se3.inv(Tm) @ Tp) / (2 * h)          # (w, v) seeds' order
+    xi = se3.log(se3.inv(Tm) @ Tp) / (2 * h)          # (w, v) Kim's order
     close(ldr.body_jacobian(model, q, frame) @ v, np.r_[xi[3:], xi[:3]], 1e-6)
 
 

@@ -290,7 +290,7 @@ def test_inertial_parameters_match_pinocchio(name):
 
 
 # ---------------------------------------------------------------------------------------------
-# seed 004's reconstructed body factor (digest P10)
+# Ploen's Proposition 1: the body factor, rebuilt from the property it must have
 
 
 def test_ploen_body_factor_is_skew_and_reproduces_the_bias_wrench():

@@ -37,7 +37,7 @@ RANK_RTOL = 1e-9
 
 # -- closure terms from one kinematics run on a Data -------------------------------------
 def _terms(model, d, q, v=None):
-    """(tables, Jrel (nl, 6, nv), brel (nl, 6) or None, Tab (nl, 4, 4)), seeds' order: one
+    """(tables, Jrel (nl, 6, nv), brel (nl, 6) or None, Tab (nl, 4, 4)), Kim's order: one
     kernel run fills every body's pose, J_i and Jd_i, then ``closure_terms`` reads them."""
     t = loop_tables(model)
     vv = d.zero_v if v is None else v

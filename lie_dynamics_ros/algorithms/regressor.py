@@ -27,7 +27,7 @@ only on the body's angular velocity. It also satisfies C v + g = RNEA(q, v, 0) a
 dM/dt = C + C^T, but it is NOT the Christoffel C: the two differ by a skew matrix D(q, v)
 with D v = 0 (tested).
 
-Recursions (seeds' angular-first order inside): forward pass V_i = X_i V_p + S_i v_i,
+Recursions (Kim's angular-first order inside): forward pass V_i = X_i V_p + S_i v_i,
 W_i = J_i v_r = X_i W_p + S_i v_r,i and
 Wd_i = J_i a_r + Jd_i v_r + X_i0 Vd_0 = X_i Wd_p - ad(S_i v_i) X_i W_p + Sdot_i v_r,i + S_i a_r,i
 with gravity as the base acceleration Vd_0 = (0, -g). Body wrench
@@ -289,7 +289,7 @@ def inertial_parameters(model):
 
 
 def parameters_to_inertias(theta):
-    """(10 k,) -> (k, 6, 6) spatial inertias (seeds' order), the inverse of the stacking above."""
+    """(10 k,) -> (k, 6, 6) spatial inertias (Kim's order), the inverse of the stacking above."""
     theta = np.asarray(theta, dtype=float).reshape(-1)
     if theta.size % N_PARAMS:
         raise InputError("theta must have 10 numbers per body, got %d" % theta.size)

@@ -1,7 +1,7 @@
 """Compiled part of the closed-loop algorithms (Kim 2012, section 3).
 
 ``closure_terms`` turns the body poses, Jacobians J_i and their rates Jd_i of one kinematics
-run into each closure's relative-twist Jacobian and relative-acceleration bias (seeds' order).
+run into each closure's relative-twist Jacobian and relative-acceleration bias (Kim's order).
 
 ``articulated_columns`` is Kim's "simplified" articulated-body run (after eq. 67, and the
 hybrid version of eqs. 74-80): the bias terms b are dropped (no velocity, no gravity), the
@@ -92,7 +92,7 @@ def articulated_columns(mi, dv, dm, presc, B, Y, Tu, bh, acc, rr):
 @njit(**JIT)
 def closure_terms(dv, Jb, Jd, v, rows, Xoff, Toff, with_bias, Jrel, brel, Tab):
     """Per closure l between F_a = body rows[l, 0] * Toff[l, 0] and F_b = body rows[l, 1] *
-    Toff[l, 1] (seeds' order; dv holds world poses, Jb/Jd the body Jacobians and their rates):
+    Toff[l, 1] (Kim's order; dv holds world poses, Jb/Jd the body Jacobians and their rates):
 
     Jrel[l] = J_b - Ad_{T_ba} J_a (relative twist of F_b w.r.t. F_a, in F_b), Tab[l] = T_a^-1 T_b,
     and when ``with_bias``: brel[l] = Jd_b v - Ad_{T_ba} Jd_a v + ad(Jrel v) (J_b v), the
@@ -126,7 +126,7 @@ def closure_terms(dv, Jb, Jd, v, rows, Xoff, Toff, with_bias, Jrel, brel, Tab):
         Tab[l, :3, 3] = -(R.T @ p)
         Tab[l, 3, :3] = 0.0
         Tab[l, 3, 3] = 1.0
-        # Ad_{T_ba} in the seeds' order: [[R, 0], [p^ R, R]]
+        # Ad_{T_ba} in Kim's order: [[R, 0], [p^ R, R]]
         for i in range(3):
             for j in range(3):
                 X[i, j] = R[i, j]

@@ -390,7 +390,7 @@ def coriolis(mi, mc, mI, dv, dm, Jb, Jd, C):
     """Christoffel-consistent C = sum_i J_i^T (I_i Jd_i + B_i J_i), B_i skew with B_i V_i = -ad*_{V_i} I_i V_i.
 
     B = 1/2 (I ad_V - ad_V^T I) - 1/2 Ybar, Ybar = [[[m], [f]], [[f], 0]] with (m, f) = I V
-    (the Echeandia-Wensing factorization, in the seeds' order). Hence dM/dt = C + C^T.
+    (the Echeandia-Wensing factorization, in Kim's order). Hence dM/dt = C + C^T.
     """
     nj = mi.shape[0] - 1
     n = Jb.shape[2]

@@ -10,7 +10,7 @@ named buffers (``model/data.py``). Every kernel takes ``(mi, mc, mI, dv, dm, ...
 * ``dm``  float64 (nj + 1, NDM, 6, 6) data: per-body 6x6 matrices (``MATRICES``).
 
 Row 0 is the universe; rows are in topological order (``mi[i, P] < i``). Everything is in the
-seeds' angular-first order (docs/conventions.md). The column offsets below (``P``, ``WR``, ...)
+Kim's angular-first order (docs/conventions.md). The column offsets below (``P``, ``WR``, ...)
 are module constants generated from the field lists, so numba folds them at compile time; Python
 code reads the arrays through ``Data``'s named views instead.
 """

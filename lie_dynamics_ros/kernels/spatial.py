@@ -1,4 +1,4 @@
-"""Compiled spatial-algebra primitives on 6-vectors, seeds' order (angular, linear).
+"""Compiled spatial-algebra primitives on 6-vectors, Kim's order (angular, linear).
 
 ``R`` is a row-major 9-vector and ``p`` a 3-vector: the pose T = (R, p) of a child frame in its
 parent. X = Ad_{T^-1} maps parent twists to the child frame (Kim eq. 37); X^T = Ad*_{T^-1}

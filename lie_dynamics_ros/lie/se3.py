@@ -1,4 +1,4 @@
-"""SE(3) / se(3) in the seeds' ANGULAR-FIRST order: twist xi = (w, v), wrench F = (m, f).
+"""SE(3) / se(3) in Kim's (2012) ANGULAR-FIRST order: twist xi = (w, v), wrench F = (m, f).
 
 T = (R, p) as a 4x4 matrix is the pose of frame {b} in frame {a} (Kim writes T_ab: {a} -> {b}).
 Ad* := Ad^T and ad* := ad^T (Kim 2012, eqs. 8, 29).  dexp is right-trivialised:

@@ -7,7 +7,7 @@ share a model and use their own Data never see each other's numbers. The public 
 ``data=`` and otherwise use a per-thread Data of the model.
 
 The packed kernel arrays ``dv`` and ``dm`` are laid out by ``kernels/layout.py``; the views below
-are generated from its field lists, so ``data.twist[i]`` is body i's twist V_i (seeds' order:
+are generated from its field lists, so ``data.twist[i]`` is body i's twist V_i (Kim's order:
 angular first) after an algorithm that computes twists ran on this Data.
 """
 import numpy as np
@@ -42,7 +42,7 @@ class Data:
         self.dv = np.zeros((nb, L.NDV))
         #: (nj + 1, NDM, 6, 6) per-body matrices (layout.MATRICES)
         self.dm = np.zeros((nb, L.NDM, 6, 6))
-        #: (nj + 1, 6, nv) body Jacobians J_i: V_i = J_i v, in frame i (seeds' order)
+        #: (nj + 1, 6, nv) body Jacobians J_i: V_i = J_i v, in frame i (Kim's order)
         self.Jb = np.zeros((nb, 6, nv))
         #: (nj + 1, 6, nv) their time derivatives Jd_i
         self.Jd = np.zeros((nb, 6, nv))

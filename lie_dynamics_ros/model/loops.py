@@ -287,7 +287,7 @@ class LoopTables:
     P: tuple              # (nc_i, 6) selections of public (linear, angular) rows
     offsets: tuple        # start row of each closure
     nc: int
-    # the same for the kernels (kernels/constraints.closure_terms), seeds' order
+    # the same for the kernels (kernels/constraints.closure_terms), Kim's order
     rows: np.ndarray      # (nl, 2) int64 body rows of F_a, F_b
     Toff: np.ndarray      # (nl, 2, 4, 4) F_a, F_b in their body frames
     Xoff: np.ndarray      # (nl, 2, 6, 6) Ad_{Toff^-1}

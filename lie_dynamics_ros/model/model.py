@@ -167,7 +167,7 @@ class Model:
 
     @property
     def inertias(self):
-        """(njoints, 6, 6) spatial inertias of the moving bodies, seeds' order, body frames."""
+        """(njoints, 6, 6) spatial inertias of the moving bodies, Kim's order, body frames."""
         return self._inertia[1:]
 
     def joint(self, name):

@@ -1,6 +1,6 @@
 """Where a node gets its robot model, and its typed parameters.
 
-The model comes from, in this order (docs/ros.md, spec §3.4):
+The model comes from, in this order (docs/ros.md):
 
 1. the parameter ``robot_description`` (URDF XML);
 2. else the parameter ``urdf_path`` (absolute, relative to the working directory, or a file
