@@ -41,10 +41,18 @@ PARAMS = [
           "Joint order of command_topic; default: the model's joint order.", read_only=True),
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings about dropped or clamped messages."),
+    Param("loops_file", "", "string",
+          "YAML file of loop closures added to the URDF's own <loop_joint> elements "
+          "(docs/loops.md)."),
+    Param("actuated_joints", [], "string_array",
+          "Closed-loop mechanisms: the actuated joints. The node then publishes the torques of "
+          "Kim's constrained inverse dynamics (zero on passive joints); the passive joints' "
+          "velocities and accelerations follow from the closures."),
 ] + GUARD_PARAMS + INPUT_PARAMS
 
 #: parameters whose change rebuilds the per-model state (checked before it is applied)
 REBUILD = {"compensate_gravity", "gravity", "robot_description", "urdf_path", "source_list",
+           "loops_file", "actuated_joints",
            "missing_joints", "hold_positions", "unmeasured_velocity", "velocity_cutoff_hz",
            "position_limit_margin"}
 
@@ -91,13 +99,17 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
             return "parameter joints names %s, not in the model" % unknown, None
         model = base.with_gravity(np.array(p.gravity if p.compensate_gravity else [0.0] * 3))
         try:
+            model, actuated = _closed_loops(model, p)
+        except ValueError as e:
+            return str(e), None
+        try:
             inputs = StatePipeline(model, p)
             guard = make_guard(model, p, lambda q: ldr.gravity_torques(model, q))
         except ValueError as e:
             return str(e), None
         cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
         return None, SimpleNamespace(base=base, model=model, inputs=inputs, guard=guard,
-                                     cmd_cols=cols)
+                                     cmd_cols=cols, actuated=actuated)
 
     def _adopt(self, base, origin):
         """A model from the start-up parameters or the topic: prepare, warm up, install."""
@@ -185,7 +197,11 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
             if a_ref is not None:
                 a = a_ref
         try:
-            tau = ldr.inverse_dynamics(rt.model, q, v, a)
+            if rt.actuated:     # a closed-loop mechanism: Kim (2012) eqs. (56)-(66)
+                q, v, a = ldr.complete_motion(rt.model, q, v, a, rt.actuated)
+                tau, _ = ldr.constrained_inverse_dynamics(rt.model, q, v, a, rt.actuated)
+            else:
+                tau = ldr.inverse_dynamics(rt.model, q, v, a)
         except ValueError as e:
             return self._drop("joint_states", "inverse dynamics refused the state: %s" % e)
         if self._guard_command(rt, tau, stamp, q, now) is not None:
@@ -210,6 +226,28 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
 
     def _command_publishers(self):
         return [p for p in (self.pub, self.cmd_pub) if p is not None]
+
+
+def _closed_loops(model, p):
+    """(model with the closures of ``loops_file``, actuated joints) or ValueError with a reason.
+    A model with closures needs ``actuated_joints``; a tree ignores them."""
+    if p.loops_file:
+        try:
+            model = model.with_loops(tuple(model.loops) + tuple(ldr.load_loops_yaml(p.loops_file)))
+        except ValueError as e:
+            raise ValueError("loops_file %r: %s" % (p.loops_file, e)) from None
+    if not model.nc:
+        if p.actuated_joints:
+            raise ValueError("actuated_joints is for closed-loop models; this one has no "
+                             "loop closures (give loops_file or <loop_joint> elements)")
+        return model, None
+    if not p.actuated_joints:
+        raise ValueError("the model has %d loop closure(s) (%s): set actuated_joints"
+                         % (len(model.loops), ", ".join(lp.name for lp in model.loops)))
+    unknown = [j for j in p.actuated_joints if j not in model.joint_names]
+    if unknown:
+        raise ValueError("actuated_joints names %s, not in the model" % unknown)
+    return model, list(p.actuated_joints)
 
 
 def main(args=None):
