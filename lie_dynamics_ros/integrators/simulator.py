@@ -126,6 +126,9 @@ class Simulator:
         """Forward dynamics with the commanded torques (``s``: time into the step)."""
         if self._applied is None:
             self._applied = self._tau_cmd
+        if self.model.nc:      # closed loops: Kim (2012) eqs. (67)-(69)
+            return ldr.constrained_forward_dynamics(self.model, q, v, self._tau_cmd,
+                                                    f_ext=self.f_ext)[0]
         return ldr.forward_dynamics(self.model, q, v, self._tau_cmd, f_ext=self.f_ext)
 
     def _accel_hybrid(self, s, q, v):
@@ -180,6 +183,12 @@ class Simulator:
             raise SimulationDiverged((self.t_ns + self.dt_ns - self.t0_ns) * 1e-9,
                                      "(unknown)", "left the finite range (%s)" % e) from e
         t_next = self.t_ns + self.dt_ns
+        if self.model.nc:      # back onto the constraint manifold: no drift
+            try:
+                q, v = ldr.project(self.model, q, v)
+            except InputError as e:
+                raise SimulationDiverged((t_next - self.t0_ns) * 1e-9, "(closure)",
+                                         "left the constraint manifold (%s)" % e) from e
         tau = self._tau_cmd if self._applied is None else np.asarray(self._applied, dtype=float)
         q, v = self._override(q, v, t_next)
         self._check(q, v, tau)

@@ -104,6 +104,11 @@ PARAMS = [
           "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
           "a fixed-step method of lie_dynamics_ros.integrators (rkmk4, cf4, heun, ...).",
           read_only=True, check=_known_integrator),
+    Param("loops_file", "", "string",
+          "YAML file of loop closures added to the model's own (URDF <loop_joint> elements or "
+          "the joints of an SDF that close cycles; docs/loops.md). A closed-loop model is "
+          "simulated with constrained forward dynamics and projection after every step.",
+          read_only=True),
     Param("initial_positions", [], "double_array",
           "Initial joint positions in `joints` order (rad, m); default: initial_state_file, "
           "else config/<robot>_initial_state.yaml when the package has one for the URDF's file "
@@ -218,6 +223,20 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
                 arr[cols] = vals
         prescribed = np.array([n in self.p.prescribed_joints for n in names], dtype=bool)
         model = model.with_gravity(np.array(self.p.gravity, dtype=float))
+        if self.p.loops_file:
+            try:
+                model = model.with_loops(tuple(model.loops)
+                                         + tuple(ldr.load_loops_yaml(self.p.loops_file)))
+            except ValueError as e:
+                return "loops_file %r: %s" % (self.p.loops_file, e)
+        if model.nc and prescribed.any():
+            return "prescribed_joints are not supported on a model with loop closures"
+        if model.nc:
+            try:       # the initial state onto the closures (assembly, consistent velocities)
+                q0 = ldr.assemble(model, q0)
+                q0, v0 = ldr.project(model, q0, v0)
+            except ValueError as e:
+                return "the initial state cannot close the loops: %s" % e
         old = self.sim
         if old is None:
             t0 = 0 if self.p.publish_clock else self.get_clock().now().nanoseconds

@@ -206,9 +206,12 @@ def load_model(text_or_path: str, is_path: bool):
     import lie_dynamics_ros as ldr
     try:
         if is_path:
-            return ldr.load_urdf(resolve_urdf_path(text_or_path))
+            path = resolve_urdf_path(text_or_path)
+            return ldr.load_sdf(path) if path.endswith(".sdf") else ldr.load_urdf(path)
         if not text_or_path.lstrip().startswith("<"):
             raise ValueError("robot_description is not XML")
+        if text_or_path.lstrip().startswith(("<sdf", "<?xml")) and "<sdf" in text_or_path[:500]:
+            return ldr.load_sdf(text_or_path)
         return ldr.load_urdf(text_or_path)
     except ValueError:
         raise
