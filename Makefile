@@ -6,7 +6,9 @@
 #   make test    pytest on test/
 #   make demo    .venv/bin/ldr_adaptive_demo   (simulator + adaptive controller over DDS)
 #   make dynamics-demo  .venv/bin/ldr_demo     (model tree and dynamics; DEMO_ARGS=...)
-#   make bench   benchmarks/bench_dynamics.py  (BENCH_ARGS=...)
+#   make bench   benchmarks: dynamics (BENCH_ARGS=...), simulation, loops, against Pinocchio/MuJoCo
+#   make soak    10 min of simulated time, simulator + adaptive controller (make test runs 5 s)
+#   make fuzz    a long URDF fuzz (make test runs 10^4 cases)
 #   make colcon  builds a throwaway ROS 2 workspace (build/colcon_ws) with colcon
 #                from its own venv (build/colcon_venv) and checks the install tree
 #   make launch-test  every launch file under real `ros2 launch` (launch_test/): builds the
@@ -43,7 +45,7 @@ PKG_INSTALL  := $(COLCON_WS)/install/$(PKG)
 
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo dynamics-demo bench colcon launch-tools launch-test clean distclean
+.PHONY: venv test demo dynamics-demo bench soak fuzz colcon launch-tools launch-test clean distclean
 
 venv: $(STAMP)
 
@@ -63,8 +65,10 @@ $(STAMP): setup.py setup.cfg requirements-ros.txt
 	done
 	touch $@
 
+# -p no:launch_testing/-p no:launch_ros: the launch wheels' pytest plugins break pytest >= 8
+# if they are ever in .venv (make launch-tools removes them; this keeps make test safe anyway)
 test: venv
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) test
+	$(PY) -m pytest -q -p no:cacheprovider -p no:launch_testing -p no:launch_ros $(PYTEST_ARGS) test
 
 # the main job: simulator + adaptive controller over DDS with an unknown 2 kg payload
 demo: venv
@@ -76,6 +80,17 @@ dynamics-demo: venv
 
 bench: venv
 	$(PY) benchmarks/bench_dynamics.py $(BENCH_ARGS)
+	$(PY) benchmarks/bench_simulate.py
+	$(PY) benchmarks/bench_loops.py
+
+# 10 minutes of simulated time: simulator + adaptive controller at 1 kHz (~30 min of wall time
+# on 2 cores); a 5 s version runs in make test (test_ros_soak.py)
+soak: venv
+	ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST PYTHONPATH=$(CURDIR) $(PY) test/soak.py --duration 600 --domain-id $${LDR_TEST_DOMAIN_ID:-77}
+
+# a longer URDF fuzz than make test's 10^4 cases (about 2x10^5, ~15 min)
+fuzz: venv
+	LDR_FUZZ_SCALE=20 LDR_FUZZ_SEED=1 $(PY) -m pytest -q -p no:cacheprovider -p no:launch_testing -p no:launch_ros test/test_urdf_fuzz.py
 
 $(COLCON_STAMP):
 	@if [ -z "$(PYTHON)" ]; then echo "make colcon: python3.11 not found" >&2; exit 1; fi
