@@ -313,7 +313,8 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     for k in range(n):
         try:
             y = stepper(ts[k], y, h)
-        except InputError as e:           # the initial state was checked: the run diverged
+        except InputError as e:
+            _blame_input_or_divergence(model, acc, ts[k], Q[k], V[k])
             raise _diverged(model, ts[k], Q[k], V[k], e) from None
         if not np.all(np.isfinite(y)):
             raise _diverged(model, ts[k], Q[k], V[k], "the step gave non-finite values")
@@ -399,13 +400,26 @@ class _Kernel:
 
 def _raise_step_error(model, name, q, v, h, t, tau, prescribed, a_prescribed, status):
     """A compiled step failed: the Python step raises the documented error."""
-    step = _python_stepper(model, name)
     acc = _dynamics(model, tau, prescribed, a_prescribed)
+    _blame_input_or_divergence(model, acc, t, q, v)
+    step = _python_stepper(model, name)
     try:
         step(q, v, h, t=t, accel=acc)
     except InputError as e:
         raise _diverged(model, t, q, v, e) from None
     raise _diverged(model, t, q, v, f"the compiled step failed with status {status}")
+
+
+def _blame_input_or_divergence(model, acc, t, q, v):
+    """A step from (q, v) failed. If the dynamics refuse that state itself for what the caller
+    gave (a non-finite tau, a non-unit quaternion) that InputError stands; an overflow there,
+    or a failure later in the step, is the run diverging."""
+    try:
+        acc(t, q, v)
+    except InputError as e:
+        if not str(e).startswith("overflow"):
+            raise
+        raise _diverged(model, t, q, v, e) from None
 
 
 def _diverged(model, t, q, v, cause):
