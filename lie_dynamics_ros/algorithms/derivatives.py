@@ -19,6 +19,8 @@ from ._inputs import vec, check, prepare, load_fext, data_for
 
 
 def _supported(model):
+    if not model.has_general:
+        return
     for j in model._kjoints:
         if j.joint.kind == J.GENERAL:
             raise InputError(f"joint {j.name!r} is a General joint: its derivative dS/dq is not "
@@ -27,10 +29,9 @@ def _supported(model):
 
 def _batch(model, q, rest):
     """(N, arrays) when q is 2-D, else None. rest: [(array, n, name)]."""
-    qa = np.asarray(q)
-    if qa.ndim != 2:
+    if (q.ndim if isinstance(q, np.ndarray) else np.ndim(q)) != 2:
         return None
-    N = qa.shape[0]
+    N = np.shape(q)[0]
     out = []
     for x, n, name in [(q, model.nq, "q")] + list(rest):
         a = np.ascontiguousarray(x, dtype=np.float64)
