@@ -74,10 +74,12 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
         return tuple(out)
     q, v, a = vec(q, model.nq, "q"), vec(v, n, "v"), vec(a, n, "a")
     use = f_ext is not None and load_fext(model, d, f_ext)
-    dq, dv, M = np.empty((n, n)), np.empty((n, n)), np.empty((n, n))
+    out = np.empty((3, n, n))
+    dq, dv, M = out
     st = KD.rnea_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, dq, dv, M,
                              prepare(model, d, q, v), use, _world_form)
-    check(model, st, d, q=q, v=v, a=a)
+    if st:
+        check(model, st, d, q=q, v=v, a=a)
     return dq, dv, M
 
 
@@ -116,11 +118,12 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
         return tuple(out)
     q, v, tau = vec(q, model.nq, "q"), vec(v, n, "v"), vec(tau, n, "tau")
     use = f_ext is not None and load_fext(model, d, f_ext)
-    out = [np.empty((n, n)) for _ in range(3)]
-    st = KD.aba_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, np.zeros(n),
-                            *out, d.failed_row, prepare(model, d, q, v), use)
-    check(model, st, d, q=q, v=v, tau=tau)
-    return tuple(out)
+    out = np.empty((3, n, n))
+    st = KD.aba_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, np.empty(n),
+                            out[0], out[1], out[2], d.failed_row, prepare(model, d, q, v), use)
+    if st:
+        check(model, st, d, q=q, v=v, tau=tau)
+    return out[0], out[1], out[2]
 
 
 def _spd_inverse(M):

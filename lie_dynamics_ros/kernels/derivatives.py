@@ -627,17 +627,30 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
     nj = mi.shape[0] - 1
     n = dq.shape[0]
     world_poses(mi, dv)
-    vw = np.zeros((nj + 1, 6))
-    aw = np.zeros((nj + 1, 6))
-    Fw = np.zeros((nj + 1, 6))
-    Hc = np.zeros((nj + 1, 6))
-    Ic = np.zeros((nj + 1, 6, 6))
-    Xi = np.zeros((nj + 1, 6, 6))
-    sw = np.empty((n, 6))
-    P1 = np.empty((n, 6))
-    P2 = np.empty((n, 6))
-    owner = np.empty(n, dtype=np.int64)
-    end = np.empty(nj + 1, dtype=np.int64)
+    # one work buffer (a single allocation): per body 4 vectors and 2 matrices, per DOF 3 vectors
+    nb = nj + 1
+    ws = np.empty(nb * (24 + 72) + n * 18 + 30)
+    vw = ws[0:6 * nb].reshape((nb, 6))
+    aw = ws[6 * nb:12 * nb].reshape((nb, 6))
+    Fw = ws[12 * nb:18 * nb].reshape((nb, 6))
+    Hc = ws[18 * nb:24 * nb].reshape((nb, 6))
+    Ic = ws[24 * nb:60 * nb].reshape((nb, 6, 6))
+    Xi = ws[60 * nb:96 * nb].reshape((nb, 6, 6))
+    o = 96 * nb
+    sw = ws[o:o + 6 * n].reshape((n, 6))
+    P1 = ws[o + 6 * n:o + 12 * n].reshape((n, 6))
+    P2 = ws[o + 12 * n:o + 18 * n].reshape((n, 6))
+    o += 18 * n
+    cv, xv, ev, yv, zv = ws[o:o + 6], ws[o + 6:o + 12], ws[o + 12:o + 18], ws[o + 18:o + 24], \
+        ws[o + 24:o + 30]
+    Fw[:, :] = 0.0
+    Ic[:, :, :] = 0.0
+    for k in range(6):
+        vw[0, k] = 0.0
+        aw[0, k] = 0.0
+    owner = np.empty(n + nb, dtype=np.int64)
+    end = owner[n:]
+    owner = owner[:n]
     body_ranges(mi, owner, end)
     for k in range(3):
         aw[0, 3 + k] = -mc[0, G + k]
@@ -689,11 +702,6 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
                 acc2 += Xi[j, m, r] * sw[t, m]
             P1[t, r] = acc1
             P2[t, r] = acc2
-    cv = np.empty(6)
-    xv = np.empty(6)
-    ev = np.empty(6)
-    yv = np.empty(6)
-    zv = np.empty(6)
     for r in range(n):
         for s in range(n):
             dq[r, s] = 0.0
