@@ -17,6 +17,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import lie_dynamics_ros as ldr
+from lie_dynamics_ros.algorithms.derivatives import PARAMETER_COLUMNS
 from lie_dynamics_ros.lie import se3, so3
 from models import URDF_DIR, bundled, general_twin, random_state, zoo
 
@@ -147,8 +148,9 @@ def test_parameter_derivatives_by_editing_the_urdf():
             e[c % 3] = h
             plus = _edited_arm(name, *((e, np.zeros(3)) if c < 3 else (np.zeros(3), e)))
             minus = _edited_arm(name, *((-e, np.zeros(3)) if c < 3 else (np.zeros(3), -e)))
-            fd = (ldr.inverse_dynamics(plus, q, v, a) - ldr.inverse_dynamics(minus, q, v, a)) / (2 * h)
-            assert rel(D[:, 6 * b + c], fd) < 1e-6, (name, ldr.algorithms.derivatives.PARAMETER_COLUMNS[c])
+            fd = (ldr.inverse_dynamics(plus, q, v, a)
+                  - ldr.inverse_dynamics(minus, q, v, a)) / (2 * h)
+            assert rel(D[:, 6 * b + c], fd) < 1e-6, (name, PARAMETER_COLUMNS[c])
     # default: every joint, in model.joint_names order
     full = ldr.inverse_dynamics_parameter_derivatives(model, q, v, a)
     assert full.shape == (model.nv, 6 * model.nv)

@@ -75,12 +75,12 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     q, v, a = vec(q, model.nq, "q"), vec(v, n, "v"), vec(a, n, "a")
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
-    dq, dv, M = out
-    st = KD.rnea_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, dq, dv, M,
-                             prepare(model, d, q, v), use, _world_form)
+    kin = prepare(model, d, q, v) if model.has_general else True
+    st = KD.rnea_derivatives_packed(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, out, kin,
+                                    use, _world_form)
     if st:
         check(model, st, d, q=q, v=v, a=a)
-    return dq, dv, M
+    return out[0], out[1], out[2]
 
 
 def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):

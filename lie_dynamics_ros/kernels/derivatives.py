@@ -129,8 +129,8 @@ def origin_twist(mc, dv, j, comp, dh):
 
 
 @njit(**JIT)
-def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, dVd, dF, dh, act, tch,
-              src, dS, dSd, tmp, tmp2, out, col):
+def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, dVd, dF, dh,
+              act, tch, src, dS, dSd, tmp, tmp2, out, col):
     """One run of Kim's Table 5 for the scalar p given by (typ, k, pj); writes dtau/dp into
     out[:, col]. typ DIR_Q / DIR_V: p = q_k / qd_k; DIR_P: p = origin parameter k of body pj.
 
@@ -169,8 +169,8 @@ def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, 
             cc = k - vi
             partial = False
             if typ != DIR_P:
-                partial = joint_partials(mi[i, K], cc, typ, mc[i, AX:AX + 3], mc[i, AX2:AX2 + 3], S, v,
-                                         vi, dS, dSd)
+                partial = joint_partials(mi[i, K], cc, typ, mc[i, AX:AX + 3],
+                                         mc[i, AX2:AX2 + 3], S, v, vi, dS, dSd)
             if typ == DIR_V:
                 for r in range(6):
                     dVi[r] += S[r, cc]
@@ -294,8 +294,8 @@ def _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, with_v):
         out = dq if typ == DIR_Q else dtv
         for k in range(n):
             lo, hi = (1, nj) if generic else (owner[k], end[owner[k]])
-            direction(mi, mc, mI, dv, dm, v, a, typ, k, 0, lo, hi, XV, XA, Sq, IV, dV, dVd, dF, dh, act,
-                      tch, src, dS, dSd, tmp, tmp2, out, k)
+            direction(mi, mc, mI, dv, dm, v, a, typ, k, 0, lo, hi, XV, XA, Sq, IV, dV, dVd, dF,
+                      dh, act, tch, src, dS, dSd, tmp, tmp2, out, k)
 
 
 @njit(**JIT)
@@ -331,6 +331,13 @@ def rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, fas
         return OK
     _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, True)
     return crba(mi, mc, mI, dv, dm, q, v, M, False)
+
+
+@njit(**JIT)
+def rnea_derivatives_packed(mi, mc, mI, dv, dm, q, v, a, out, kin, use_fext, fast):
+    """rnea_derivatives into out[0], out[1], out[2] (one argument: cheaper to call)."""
+    return rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, out[0], out[1], out[2], kin, use_fext,
+                            fast)
 
 
 @njit(**JIT)
