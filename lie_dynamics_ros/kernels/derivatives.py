@@ -11,8 +11,10 @@ Table 5 is run once per scalar direction p, with the per-body inputs of Kim eq. 
 
 dI = 0 and dF_ext = 0 (external wrenches are constant in their body frames). A direction only
 touches the subtree of its source bodies (forward) and their ancestors (backward), so a full
-Jacobian costs O(n d) body updates (d = depth): O(n^2) at worst. Seeds' order (angular, linear)
-throughout. Kim's tables print Ad*_{T_{i,k}} in places; the children's wrenches travel with
+Jacobian costs O(n d) body updates (d = depth): O(n^2) at worst. When every joint has a
+constant S (revolute, prismatic, free, ball; no mimic), ``world_directions`` evaluates the same
+table for all directions at once in the world frame (subtree sums become composite matrices),
+which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print Ad*_{T_{i,k}} in places; the children's wrenches travel with
 Ad*_{T^-1_{i,k}}, whose derivative is Kim eq. (88): d Ad*_{T^-1}/dp = -Ad*_{T^-1} ad*_{dh}.
 """
 import numpy as np
