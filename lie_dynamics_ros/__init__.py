@@ -51,11 +51,6 @@ __all__ = [
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
 ]
 
-__all__ += ["LoopClosure", "attach_loops", "load_loops_yaml", "load_sdf", "constraint_residual",
-            "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
-            "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
-            "simulate_constrained", "make_constrained_stepper", "complete_motion"]
-
 # analytic derivatives (Kim 2012 §4) and configuration-space geometry (Park et al. 1995)
 from .algorithms.derivatives import (  # noqa: E402
     inverse_dynamics_derivatives, forward_dynamics_derivatives, hybrid_dynamics_derivatives,
