@@ -50,3 +50,13 @@ __all__ = [
     "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
 ]
+
+# analytic derivatives (Kim 2012 §4) and configuration-space geometry (Park et al. 1995)
+from .algorithms.derivatives import (  # noqa: E402
+    inverse_dynamics_derivatives, forward_dynamics_derivatives, hybrid_dynamics_derivatives,
+    inverse_dynamics_parameter_derivatives)
+from .algorithms.geometry import mass_matrix_derivatives, christoffel_symbols  # noqa: E402
+
+__all__ += ["inverse_dynamics_derivatives", "forward_dynamics_derivatives",
+            "hybrid_dynamics_derivatives", "inverse_dynamics_parameter_derivatives",
+            "mass_matrix_derivatives", "christoffel_symbols"]

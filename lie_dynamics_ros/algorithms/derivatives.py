@@ -1,0 +1,209 @@
+"""Analytic derivatives of inverse, forward and hybrid dynamics (Kim 2012, §4, Tables 5-7).
+
+Conventions (docs/derivatives.md):
+
+* Rows and columns in ``model.joint_names`` order (the order of v).
+* A q-derivative lives in the tangent space: column k is d/dt at t = 0 of the quantity at
+  ``ldr.integrate(model, q, t e_k)``; for a free joint that is q exp(t e_k) on SE(3) with
+  e_k in (v_lin, w) of the body frame, for a ball joint q exp(t e_k) on SO(3), as in Pinocchio.
+* External wrenches are held constant in their body frames.
+* Joints given as ``ldr.General`` callables have no S'(q) to differentiate: InputError.
+  Mimic joints are supported (the mimic body moves with its master's q and v).
+"""
+import numpy as np
+
+from ..errors import InputError
+from ..kernels import derivatives as KD
+from ..model import joints as J
+from ._inputs import vec, check, prepare, load_fext, data_for
+
+
+def _supported(model):
+    if not model.has_general:
+        return
+    for j in model._kjoints:
+        if j.joint.kind == J.GENERAL:
+            raise InputError(f"joint {j.name!r} is a General joint: its derivative dS/dq is not "
+                             "known, so analytic derivatives are not available for this model")
+
+
+def _batch(model, q, rest):
+    """(N, arrays) when q is 2-D, else None. rest: [(array, n, name)]."""
+    if (q.ndim if isinstance(q, np.ndarray) else np.ndim(q)) != 2:
+        return None
+    N = np.shape(q)[0]
+    out = []
+    for x, n, name in [(q, model.nq, "q")] + list(rest):
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        if a.shape != (N, n):
+            raise InputError(f"batched {name} must have shape ({N}, {n}), got {a.shape}")
+        out.append(a)
+    return N, out
+
+
+def _check_rows(model, st, d, row, arrays):
+    if st:
+        try:
+            check(model, st, d, **{k: a[row[0]] for k, a in arrays.items()})
+        except InputError as exc:
+            raise InputError(f"row {int(row[0])}: {exc}") from None
+
+
+def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_form=True):
+    """(dtau_dq, dtau_dv, M): the partial derivatives of tau = ID(q, v, a) (Kim Table 5).
+
+    dtau_dq is in the tangent space of q (see the module doc), dtau_dv = dtau/dv and
+    M = dtau/da is the mass matrix. 2-D inputs (N, nq), (N, nv), (N, nv) give (N, nv, nv)
+    arrays, all rows in one compiled call (f_ext per state only). Models whose joints all have
+    a constant S (revolute, prismatic, free, ball; no mimic) use the world-frame form of
+    Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction.
+    """
+    _supported(model)
+    n = model.nv
+    d = data_for(model, data)
+    b = _batch(model, q, [(v, n, "v"), (a, n, "a")])
+    if b is not None:
+        if f_ext is not None:
+            raise InputError("f_ext is per state: batched calls take f_ext=None")
+        N, (q, v, a) = b
+        out = [np.empty((N, n, n)) for _ in range(3)]
+        row = np.zeros(1, dtype=np.int64)
+        st = KD.rnea_derivatives_batch(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, *out,
+                                       row)
+        _check_rows(model, st, d, row, dict(q=q, v=v, a=a))
+        return tuple(out)
+    q, v, a = vec(q, model.nq, "q"), vec(v, n, "v"), vec(a, n, "a")
+    use = f_ext is not None and load_fext(model, d, f_ext)
+    out = np.empty((3, n, n))
+    kin = prepare(model, d, q, v) if model.has_general else True
+    st = KD.rnea_derivatives_packed(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, out, kin,
+                                    use, _world_form)
+    if st:
+        check(model, st, d, q=q, v=v, a=a)
+    return out[0], out[1], out[2]
+
+
+def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
+    """(da_dq, da_dv, Minv): the partial derivatives of a = FD(q, v, tau) (Kim Table 6).
+
+    At a = FD(q, v, tau), da/dq = -M^-1 dtau/dq and da/dv = -M^-1 dtau/dv (the Table 5
+    derivatives at that a), and da/dtau = M^-1; solved with the tree-sparse L^T D L
+    factorization of M (Featherstone's), O(n d) per column. Batched like
+    ``inverse_dynamics_derivatives``. With mimic joints M is not tree-sparse: dense solves.
+    """
+    _supported(model)
+    n = model.nv
+    d = data_for(model, data)
+    b = _batch(model, q, [(v, n, "v"), (tau, n, "tau")])
+    if b is not None and f_ext is not None:
+        raise InputError("f_ext is per state: batched calls take f_ext=None")
+    if model.has_mimic:
+        if b is not None:
+            N, (q, v, tau) = b
+            outs = [forward_dynamics_derivatives(model, q[r], v[r], tau[r], data=d)
+                    for r in range(N)]
+            return tuple(np.stack(x) for x in zip(*outs))
+        from .dynamics import forward_dynamics
+        a = forward_dynamics(model, q, v, tau, f_ext, data=d)
+        dq, dv, M = inverse_dynamics_derivatives(model, q, v, a, f_ext, data=d)
+        Minv = _spd_inverse(M)
+        return -Minv @ dq, -Minv @ dv, Minv
+    if b is not None:
+        N, (q, v, tau) = b
+        out = [np.empty((N, n, n)) for _ in range(3)]
+        row = np.zeros(1, dtype=np.int64)
+        st = KD.aba_derivatives_batch(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau,
+                                      np.zeros((N, n)), *out, d.failed_row, row)
+        _check_rows(model, st, d, row, dict(q=q, v=v, tau=tau))
+        return tuple(out)
+    q, v, tau = vec(q, model.nq, "q"), vec(v, n, "v"), vec(tau, n, "tau")
+    use = f_ext is not None and load_fext(model, d, f_ext)
+    out = np.empty((3, n, n))
+    st = KD.aba_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, np.empty(n),
+                            out[0], out[1], out[2], d.failed_row, prepare(model, d, q, v), use)
+    if st:
+        check(model, st, d, q=q, v=v, tau=tau)
+    return out[0], out[1], out[2]
+
+
+def _spd_inverse(M):
+    try:
+        c = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise InputError("the mass matrix is singular: a joint moves no mass") from None
+    ci = np.linalg.inv(c)
+    return ci.T @ ci
+
+
+def hybrid_dynamics_derivatives(model, q, v, a, tau, prescribed, f_ext=None, data=None):
+    """(dy_dq, dy_dv, dy_dx): derivatives of hybrid dynamics (Kim Table 7).
+
+    With ``prescribed`` as in ``ldr.hybrid_dynamics``, the given inputs are
+    x_k = a_k (prescribed) or tau_k (not prescribed) and the unknowns are y_k = tau_k
+    (prescribed) or a_k (not prescribed), k in v order. Returned: dy/dq (tangent space),
+    dy/dv and dy/dx, each (nv, nv). All prescribed gives (dtau_dq, dtau_dv, M) of
+    ``inverse_dynamics_derivatives``; none prescribed gives (da_dq, da_dv, M^-1) of
+    ``forward_dynamics_derivatives``.
+
+    With u the prescribed and w the free DOFs and D = dtau/d(q, v) at the full acceleration:
+    da_w = -M_ww^-1 (D_w dx + M_wu da_u - dtau_w), dtau_u = D_u dx + M_uu da_u + M_uw da_w.
+    """
+    from .dynamics import hybrid_dynamics
+    _supported(model)
+    u = np.asarray(prescribed)
+    if u.shape != (model.nv,) or u.dtype != bool:
+        raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
+    w = ~u
+    a_full, _ = hybrid_dynamics(model, q, v, a, tau, u, f_ext, data=data)
+    Dq, Dv, M = inverse_dynamics_derivatives(model, q, v, a_full, f_ext, data=data)
+    n = model.nv
+    Mww = M[np.ix_(w, w)]
+    Mwu = M[np.ix_(w, u)]
+    Minv_ww = _spd_inverse(Mww) if w.any() else np.zeros((0, 0))
+    out = []
+    for D in (Dq, Dv):
+        Y = np.empty((n, n))
+        daw = -Minv_ww @ D[w]
+        Y[w] = daw
+        Y[u] = D[u] + M[np.ix_(u, w)] @ daw
+        out.append(Y)
+    X = np.zeros((n, n))
+    X[np.ix_(w, w)] = Minv_ww
+    X[np.ix_(w, u)] = -Minv_ww @ Mwu
+    X[np.ix_(u, u)] = M[np.ix_(u, u)] - Mwu.T @ Minv_ww @ Mwu
+    X[np.ix_(u, w)] = Mwu.T @ Minv_ww
+    out.append(X)
+    return tuple(out)
+
+
+PARAMETER_COLUMNS = ("x", "y", "z", "rx", "ry", "rz")
+
+
+def inverse_dynamics_parameter_derivatives(model, q, v, a, joints=None, data=None):
+    """dtau/dp for the kinematic parameters of joint origins: (nv, 6 len(joints)).
+
+    For each joint (``joints``: names, default ``model.joint_names``; mimic joints allowed) six
+    columns, in the order of ``PARAMETER_COLUMNS``: the origin translation x, y, z (in the frame
+    of the parent body, i.e. the URDF ``<origin xyz>`` when the parent link is a body), then a
+    rotation of the origin, right-trivialized: R_origin exp([r]) with r = (rx, ry, rz) in the
+    origin frame. Kim Table 5 with dh = T^-1 dT/dp at that joint only (eq. 89). The inertial
+    parameters' derivative is ``ldr.regressor(model, q, v, v, a)`` (tau is linear in them).
+    """
+    _supported(model)
+    names = list(model.joint_names) if joints is None else list(joints)
+    rows = np.empty(len(names), dtype=np.int64)
+    for b, name in enumerate(names):
+        rows[b] = model.joint(name).row          # InputError for an unknown name
+    n = model.nv
+    q, v, a = vec(q, model.nq, "q"), vec(v, n, "v"), vec(a, n, "a")
+    d = data_for(model, data)
+    out = np.empty((n, 6 * len(names)))
+    st = KD.parameter_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, rows, out,
+                                  prepare(model, d, q, v))
+    check(model, st, d, q=q, v=v, a=a)
+    return out
+
+
+__all__ = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives",
+           "hybrid_dynamics_derivatives", "inverse_dynamics_parameter_derivatives",
+           "PARAMETER_COLUMNS"]

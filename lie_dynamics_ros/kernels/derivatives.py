@@ -1,0 +1,753 @@
+"""Compiled analytic derivatives of the dynamics: Kim (2012) §4, Table 5, and a tree-sparse
+factorization of M for the forward-dynamics derivatives (Kim Table 6 at p = tau_k gives the
+columns of M^-1; at p = q_k, qd_k it equals -M^-1 dtau/dp, which is what is computed here).
+
+Table 5 is run once per scalar direction p, with the per-body inputs of Kim eq. (92):
+
+* p = q_k (tangent space):  dh_i = S_i[:, c] (Kim eqs. 89-90) for every body moved by DOF k
+  (its own joint and the joints that mimic it), dS_i = dS_i/dq_k, dSdot_i = dSdot_i/dq_k;
+* p = qd_k:                 dqd_i = e_c, dSdot_i = dSdot_i/dqd_k;
+* p = a joint-origin parameter of body j: dh_j = T_{p,j}^-1 dT_{p,j}/dp, nothing else.
+
+dI = 0 and dF_ext = 0 (external wrenches are constant in their body frames). A direction only
+touches the subtree of its source bodies (forward) and their ancestors (backward), so a full
+Jacobian costs O(n d) body updates (d = depth): O(n^2) at worst. When every joint has a
+constant S (revolute, prismatic, free, ball; no mimic), ``world_directions`` evaluates the same
+table for all directions at once in the world frame (subtree sums become composite matrices),
+which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print Ad*_{T_{i,k}} in places; the children's wrenches travel with
+Ad*_{T^-1_{i,k}}, whose derivative is Kim eq. (88): d Ad*_{T^-1}/dp = -Ad*_{T^-1} ad*_{dh}.
+"""
+import numpy as np
+from numba import njit
+
+from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, ETA, OR, OP,
+                     MS, MSD, OK, NONFINITE, SINGULAR)
+from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec,
+                      rigid_congruence_add)
+from .dynamics import rnea, crba, world_poses
+from ..model import joints as J
+
+DIR_Q = 0
+DIR_V = 1
+DIR_P = 2
+
+
+@njit(inline="always", **JIT)
+def _cross_into(a0, a1, a2, b0, b1, b2, out, r, col, s):
+    """out[r:r+3, col] += s * (a x b)."""
+    out[r, col] += s * (a1 * b2 - a2 * b1)
+    out[r + 1, col] += s * (a2 * b0 - a0 * b2)
+    out[r + 2, col] += s * (a0 * b1 - a1 * b0)
+
+
+@njit(**JIT)
+def joint_partials(kind, c, typ, ax, ax2, S, v, vi, dS, dSd):
+    """dS = dS_i/dq_c (typ DIR_Q) and dSd = dSdot_i/dq_c or dSdot_i/dqd_c (DIR_V), 6 x nv.
+
+    Only planar (S depends on theta) and universal (S depends on q2) joints have any: for them
+    dS_c/dq_k = -ad(S_k) S_c and Sdot = sum_k dS/dq_k qd_k. Returns False when both are zero.
+    """
+    if kind == J.PLANAR:
+        if c != 2:
+            return False
+        n0, n1, n2 = ax[0], ax[1], ax[2]
+        thd = v[vi + 2]
+        for col in range(2):
+            u0, u1, u2 = S[3, col], S[4, col], S[5, col]
+            w0, w1, w2 = n1 * u2 - n2 * u1, n2 * u0 - n0 * u2, n0 * u1 - n1 * u0   # n x u
+            for r in range(6):
+                dS[r, col] = 0.0
+                dSd[r, col] = 0.0
+            if typ == DIR_Q:
+                dS[3, col], dS[4, col], dS[5, col] = -w0, -w1, -w2
+                _cross_into(n0, n1, n2, w0, w1, w2, dSd, 3, col, thd)
+            else:
+                dSd[3, col], dSd[4, col], dSd[5, col] = -w0, -w1, -w2
+        for r in range(6):
+            dS[r, 2] = 0.0
+            dSd[r, 2] = 0.0
+        return True
+    if kind == J.UNIVERSAL:
+        if c != 1:
+            return False
+        b0, b1, b2 = ax2[0], ax2[1], ax2[2]
+        u0, u1, u2 = S[0, 0], S[1, 0], S[2, 0]
+        w0, w1, w2 = b1 * u2 - b2 * u1, b2 * u0 - b0 * u2, b0 * u1 - b1 * u0      # a2 x u
+        for r in range(6):
+            for col in range(2):
+                dS[r, col] = 0.0
+                dSd[r, col] = 0.0
+        if typ == DIR_Q:
+            dS[0, 0], dS[1, 0], dS[2, 0] = -w0, -w1, -w2
+            _cross_into(b0, b1, b2, w0, w1, w2, dSd, 0, 0, v[vi + 1])
+        else:
+            dSd[0, 0], dSd[1, 0], dSd[2, 0] = -w0, -w1, -w2
+        return True
+    return False
+
+
+@njit(**JIT)
+def prepare_bodies(mi, mc, mI, dv, dm, v, a, XV, XA, Sq, IV):
+    """Per body, after RNEA: XV = Ad_{T^-1} V_p, XA = Ad_{T^-1} Vd_p, Sq = S qd, IV = I V."""
+    nj = mi.shape[0] - 1
+    Sa = np.empty(6)
+    for i in range(1, nj + 1):
+        c = dv[i]
+        vi, nv = mi[i, VI], mi[i, NV]
+        mat_vec(dm[i, MS], v[vi:vi + nv], Sq[i], nv, False)
+        mat_vec(dm[i, MS], a[vi:vi + nv], Sa, nv, False)
+        for r in range(6):
+            XV[i, r] = c[V + r] - Sq[i, r]
+            XA[i, r] = c[A + r] - c[ETA + r] - Sa[r]
+        mat_vec(mI[i], c[V:V + 6], IV[i], 6, False)
+
+
+@njit(**JIT)
+def origin_twist(mc, dv, j, comp, dh):
+    """dh = T^-1 dT/dp for a parameter of body j's joint origin T_o (T = T_o T_joint(q)):
+    comp 0-2: the origin translation along the parent-body axis x, y, z: dh = (0, R^T e);
+    comp 3-5: a right-trivialized rotation T_o exp([e]): dh = Ad_{T_joint^-1} (e, 0)."""
+    c = dv[j]
+    o = mc[j]
+    for r in range(6):
+        dh[r] = 0.0
+    if comp < 3:
+        for r in range(3):
+            dh[3 + r] = c[WR + 3 * comp + r]            # row comp of R = column of R^T
+        return
+    e = comp - 3
+    Rj = np.empty(9)     # T_joint = T_o^-1 T: R_j = R0^T R, p_j = R0^T (p - p0)
+    pj = np.empty(3)
+    for r in range(3):
+        for cc in range(3):
+            Rj[3 * r + cc] = (o[R0 + r] * c[WR + cc] + o[R0 + 3 + r] * c[WR + 3 + cc]
+                              + o[R0 + 6 + r] * c[WR + 6 + cc])
+        pj[r] = 0.0
+        for cc in range(3):
+            pj[r] += o[R0 + 3 * cc + r] * (c[WP + cc] - o[P0 + cc])
+    x = np.zeros(6)
+    x[e] = 1.0
+    ad_inv(Rj, pj, x, dh)
+
+
+@njit(**JIT)
+def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, dVd, dF, dh,
+              act, tch, src, dS, dSd, tmp, tmp2, out, col):
+    """One run of Kim's Table 5 for the scalar p given by (typ, k, pj); writes dtau/dp into
+    out[:, col]. typ DIR_Q / DIR_V: p = q_k / qd_k; DIR_P: p = origin parameter k of body pj.
+
+    Only bodies lo..hi are visited; every source of p must be among them. When lo > 1, lo is
+    the only source and lo..hi its subtree (rows are depth-first): the wrench then goes up the
+    chain of lo's ancestors, which only transport it (Kim Table 5 with dV = dVd = 0 there).
+    """
+    for r in range(out.shape[0]):
+        out[r, col] = 0.0
+    for i in range(lo, hi + 1):
+        act[i] = False
+        tch[i] = False
+        src[i] = False
+        p = mi[i, P]
+        pa = p >= lo and act[p]
+        vi, nv = mi[i, VI], mi[i, NV]
+        if typ == DIR_P:
+            s = i == pj
+        else:
+            s = vi <= k < vi + nv
+        if not (pa or s):
+            continue
+        act[i] = True
+        c = dv[i]
+        S = dm[i, MS]
+        dVi = dV[i]
+        dVdi = dVd[i]
+        if pa:
+            ad_inv(c[WR:WR + 9], c[WP:WP + 3], dV[p], dVi)
+            ad_inv(c[WR:WR + 9], c[WP:WP + 3], dVd[p], dVdi)
+        else:
+            for r in range(6):
+                dVi[r] = 0.0
+                dVdi[r] = 0.0
+        if s:
+            cc = k - vi
+            partial = False
+            if typ != DIR_P:
+                partial = joint_partials(mi[i, K], cc, typ, mc[i, AX:AX + 3],
+                                         mc[i, AX2:AX2 + 3], S, v, vi, dS, dSd)
+            if typ == DIR_V:
+                for r in range(6):
+                    dVi[r] += S[r, cc]
+                    dVdi[r] += dm[i, MSD, r, cc]
+                ad_add(c[V:V + 6], S[:, cc], dVdi, 1.0)
+                if partial:
+                    mat_vec(dSd, v[vi:vi + nv], dVdi, nv, True)
+            else:
+                src[i] = True
+                h = dh[i]
+                if typ == DIR_Q:
+                    for r in range(6):
+                        h[r] = S[r, cc]
+                else:
+                    origin_twist(mc, dv, i, k, h)
+                ad_add(h, XV[i], dVi, -1.0)
+                ad_add(h, XA[i], dVdi, -1.0)
+                if partial:
+                    mat_vec(dS, v[vi:vi + nv], tmp, nv, False)     # dS qd
+                    for r in range(6):
+                        dVi[r] += tmp[r]
+                    ad_add(c[V:V + 6], tmp, dVdi, 1.0)
+                    mat_vec(dS, a[vi:vi + nv], dVdi, nv, True)
+                    mat_vec(dSd, v[vi:vi + nv], dVdi, nv, True)
+        ad_add(dVi, Sq[i], dVdi, 1.0)
+    # backward: dF_i = I dVd - ad*_{dV} I V - ad*_V I dV + sum_k X_k^T (dF_k - ad*_{dh_k} F_k)
+    for i in range(hi, lo - 1, -1):
+        c = dv[i]
+        dFi = dF[i]
+        if act[i]:
+            if not tch[i]:
+                for r in range(6):
+                    dFi[r] = 0.0
+                tch[i] = True
+            I = mI[i]
+            mat_vec(I, dVd[i], dFi, 6, True)
+            ad_star_add(dV[i], IV[i], dFi, -1.0)
+            mat_vec(I, dV[i], tmp, 6, False)
+            ad_star_add(c[V:V + 6], tmp, dFi, -1.0)
+        vi, nv = mi[i, VI], mi[i, NV]
+        S = dm[i, MS]
+        if tch[i]:
+            for cc in range(nv):
+                acc = 0.0
+                for r in range(6):
+                    acc += S[r, cc] * dFi[r]
+                out[vi + cc, col] += acc
+        if src[i] and typ == DIR_Q:
+            # the dS^T F term of dtau (planar / universal joints only)
+            if joint_partials(mi[i, K], k - vi, typ, mc[i, AX:AX + 3], mc[i, AX2:AX2 + 3], S, v, vi,
+                              dS, dSd):
+                for cc in range(nv):
+                    acc = 0.0
+                    for r in range(6):
+                        acc += dS[r, cc] * c[F + r]
+                    out[vi + cc, col] += acc
+        p = mi[i, P]
+        if p > 0 and (tch[i] or src[i]):
+            for r in range(6):
+                tmp2[r] = dFi[r] if tch[i] else 0.0
+            if src[i]:
+                ad_star_add(dh[i], c[F:F + 6], tmp2, -1.0)
+            if p >= lo:
+                if not tch[p]:
+                    for r in range(6):
+                        dF[p, r] = 0.0
+                    tch[p] = True
+                ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], tmp2, dF[p], 1.0)
+            else:
+                _up_the_chain(mi, dv, dm, i, tmp2, tmp, out, col)
+
+
+@njit(inline="always", **JIT)
+def _up_the_chain(mi, dv, dm, i, W, tmp, out, col):
+    """dtau_m += S_m^T W_m for the ancestors m of body i, W_p = Ad*_{T^-1} W_i (no dh there)."""
+    while True:
+        p = mi[i, P]
+        if p == 0:
+            return
+        for r in range(6):
+            tmp[r] = 0.0
+        ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], W, tmp, 1.0)
+        for r in range(6):
+            W[r] = tmp[r]
+        vi, nv = mi[p, VI], mi[p, NV]
+        for cc in range(nv):
+            acc = 0.0
+            for r in range(6):
+                acc += dm[p, MS, r, cc] * W[r]
+            out[vi + cc, col] += acc
+        i = p
+
+
+@njit(**JIT)
+def _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, with_v):
+    """dtau/dq (and dtau/dqd) by Table 5, after an RNEA at (q, v, a) filled dv."""
+    nj = mi.shape[0] - 1
+    n = v.shape[0]
+    XV = np.empty((nj + 1, 6))
+    XA = np.empty((nj + 1, 6))
+    Sq = np.empty((nj + 1, 6))
+    IV = np.empty((nj + 1, 6))
+    dV = np.empty((nj + 1, 6))
+    dVd = np.empty((nj + 1, 6))
+    dF = np.empty((nj + 1, 6))
+    dh = np.empty((nj + 1, 6))
+    act = np.zeros(nj + 1, dtype=np.bool_)
+    tch = np.zeros(nj + 1, dtype=np.bool_)
+    src = np.zeros(nj + 1, dtype=np.bool_)
+    dS = np.zeros((6, 6))
+    dSd = np.zeros((6, 6))
+    tmp = np.empty(6)
+    tmp2 = np.empty(6)
+    prepare_bodies(mi, mc, mI, dv, dm, v, a, XV, XA, Sq, IV)
+    owner = np.empty(n, dtype=np.int64)
+    end = np.empty(nj + 1, dtype=np.int64)
+    generic = body_ranges(mi, owner, end)
+    for typ in range(2):
+        if typ == DIR_V and not with_v:
+            break
+        out = dq if typ == DIR_Q else dtv
+        for k in range(n):
+            lo, hi = (1, nj) if generic else (owner[k], end[owner[k]])
+            direction(mi, mc, mI, dv, dm, v, a, typ, k, 0, lo, hi, XV, XA, Sq, IV, dV, dVd, dF,
+                      dh, act, tch, src, dS, dSd, tmp, tmp2, out, k)
+
+
+@njit(**JIT)
+def body_ranges(mi, owner, end):
+    """owner[k]: the body of DOF k; end[i]: the last row of body i's subtree (rows are
+    depth-first, so a subtree is the range i..end[i]). True when the model has mimic joints
+    (a DOF then moves several bodies: directions visit every row)."""
+    nj = mi.shape[0] - 1
+    generic = False
+    for i in range(nj + 1):
+        end[i] = i
+    for i in range(nj, 0, -1):
+        p = mi[i, P]
+        if end[i] > end[p]:
+            end[p] = end[i]
+        if mi[i, MIMIC] == 1:
+            generic = True
+        else:
+            for c in range(mi[i, NV]):
+                owner[mi[i, VI] + c] = i
+    return generic
+
+
+@njit(**JIT)
+def rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, fast):
+    """dtau/dq (tangent space), dtau/dqd and M = dtau/dqdd at (q, v, a); returns a status."""
+    tau = np.empty(v.shape[0])
+    st = rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext)
+    if st != OK:
+        return st
+    if fast and constant_subspaces(mi):
+        world_directions(mi, mc, mI, dv, dm, dq, dtv, M)
+        return OK
+    _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, True)
+    return crba(mi, mc, mI, dv, dm, q, v, M, False)
+
+
+@njit(**JIT)
+def rnea_derivatives_packed(mi, mc, mI, dv, dm, q, v, a, out, kin, use_fext, fast):
+    """rnea_derivatives into out[0], out[1], out[2] (one argument: cheaper to call)."""
+    return rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, out[0], out[1], out[2], kin, use_fext,
+                            fast)
+
+
+@njit(**JIT)
+def rnea_derivatives_batch(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, row):
+    """rnea_derivatives for each row of q, v, a (N, .); outputs (N, nv, nv); ``row[0]`` names
+    the failing row."""
+    for r in range(q.shape[0]):
+        row[0] = r
+        st = rnea_derivatives(mi, mc, mI, dv, dm, q[r], v[r], a[r], dq[r], dtv[r], M[r], True,
+                              False, True)
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(**JIT)
+def parameter_derivatives(mi, mc, mI, dv, dm, q, v, a, rows, out, kin):
+    """dtau/dp for the 6 origin parameters of each body in ``rows`` -> out (nv, 6 len(rows))."""
+    nj = mi.shape[0] - 1
+    tau = np.empty(v.shape[0])
+    st = rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, False)
+    if st != OK:
+        return st
+    XV = np.empty((nj + 1, 6))
+    XA = np.empty((nj + 1, 6))
+    Sq = np.empty((nj + 1, 6))
+    IV = np.empty((nj + 1, 6))
+    dV = np.empty((nj + 1, 6))
+    dVd = np.empty((nj + 1, 6))
+    dF = np.empty((nj + 1, 6))
+    dh = np.empty((nj + 1, 6))
+    act = np.zeros(nj + 1, dtype=np.bool_)
+    tch = np.zeros(nj + 1, dtype=np.bool_)
+    src = np.zeros(nj + 1, dtype=np.bool_)
+    dS = np.zeros((6, 6))
+    dSd = np.zeros((6, 6))
+    tmp = np.empty(6)
+    tmp2 = np.empty(6)
+    prepare_bodies(mi, mc, mI, dv, dm, v, a, XV, XA, Sq, IV)
+    owner = np.empty(v.shape[0], dtype=np.int64)
+    end = np.empty(nj + 1, dtype=np.int64)
+    generic = body_ranges(mi, owner, end)
+    for b in range(rows.shape[0]):
+        j = rows[b]
+        for comp in range(6):
+            direction(mi, mc, mI, dv, dm, v, a, DIR_P, comp, j, 1 if generic else j,
+                      nj if generic else end[j], XV, XA, Sq, IV, dV, dVd, dF, dh, act, tch, src,
+                      dS, dSd, tmp, tmp2, out, 6 * b + comp)
+    return OK
+
+
+@njit(**JIT)
+def mass_matrix_derivatives(mi, mc, mI, dv, dm, q, dM, kin):
+    """dM[:, j, k] = dM/dq_k e_j = dtau/dq_k (q, 0, e_j) - dtau/dq_k (q, 0, 0) (gravity cancels)."""
+    n = dM.shape[0]
+    zero = np.zeros(n)
+    a = np.zeros(n)
+    g = np.empty((n, n))
+    dq = np.empty((n, n))
+    dtv = np.empty((n, n))
+    M = np.empty((n, n))
+    st = rnea_derivatives(mi, mc, mI, dv, dm, q, zero, zero, g, dtv, M, kin, False, True)
+    if st != OK:
+        return st
+    for j in range(n):
+        a[j] = 1.0
+        rnea_derivatives(mi, mc, mI, dv, dm, q, zero, a, dq, dtv, M, False, False, True)
+        for r in range(n):
+            for k in range(n):
+                dM[r, j, k] = dq[r, k] - g[r, k]
+        a[j] = 0.0
+    return OK
+
+
+# ------------------------------------------------------------------------------- M^-1 solves
+@njit(**JIT)
+def dof_parents(mi, lam):
+    """Featherstone's expanded parent array: the DOF before k on its path to the root (-1)."""
+    nj = mi.shape[0] - 1
+    for i in range(1, nj + 1):
+        vi, nv = mi[i, VI], mi[i, NV]
+        p = mi[i, P]
+        lam[vi] = mi[p, VI] + mi[p, NV] - 1 if p > 0 else -1
+        for c in range(1, nv):
+            lam[vi + c] = vi + c - 1
+
+
+@njit(**JIT)
+def ltdl(H, lam):
+    """In place H = L^T D L with the tree sparsity of lam (Featherstone, RBDA Table 6.3).
+    Returns -1, or the DOF whose pivot vanished (M singular)."""
+    n = H.shape[0]
+    scale = 0.0
+    for k in range(n):
+        scale = max(scale, abs(H[k, k]))
+    for k in range(n - 1, -1, -1):
+        if not H[k, k] > 1e-14 * scale:
+            return k
+        i = lam[k]
+        while i >= 0:
+            f = H[k, i] / H[k, k]
+            j = i
+            while j >= 0:
+                H[i, j] -= f * H[k, j]
+                j = lam[j]
+            H[k, i] = f
+            i = lam[i]
+    return -1
+
+
+@njit(inline="always", **JIT)
+def ltdl_solve(H, lam, x):
+    """x <- (L^T D L)^-1 x (RBDA Table 6.4): L^-T, D^-1, then L^-1."""
+    n = H.shape[0]
+    for i in range(n - 1, -1, -1):
+        j = lam[i]
+        while j >= 0:
+            x[j] -= H[i, j] * x[i]
+            j = lam[j]
+    for i in range(n):
+        x[i] /= H[i, i]
+    for i in range(n):
+        j = lam[i]
+        while j >= 0:
+            x[i] -= H[i, j] * x[j]
+            j = lam[j]
+
+
+@njit(**JIT)
+def ltdl_solve_many(H, lam, X):
+    """X <- (L^T D L)^-1 X for all columns of X at once (row operations, contiguous rows)."""
+    n, m = X.shape
+    for i in range(n - 1, -1, -1):
+        j = lam[i]
+        while j >= 0:
+            f = H[i, j]
+            for c in range(m):
+                X[j, c] -= f * X[i, c]
+            j = lam[j]
+    for i in range(n):
+        f = 1.0 / H[i, i]
+        for c in range(m):
+            X[i, c] *= f
+    for i in range(n):
+        j = lam[i]
+        while j >= 0:
+            f = H[i, j]
+            for c in range(m):
+                X[i, c] -= f * X[j, c]
+            j = lam[j]
+
+
+@njit(**JIT)
+def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
+                    use_fext):
+    """a = M^-1 (tau - b), then da/dq = -M^-1 dtau/dq|_a, da/dv = -M^-1 dtau/dv|_a and M^-1
+    (Kim Table 6 with p = q_k, qd_k, tau_k), through the tree-sparse L^T D L factorization of
+    M (Featherstone, RBDA §6.5): O(n d) per column."""
+    n = v.shape[0]
+    for k in range(n):
+        if not np.isfinite(tau[k]):
+            return NONFINITE
+    zero = np.zeros(n)
+    b = np.empty(n)
+    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
+    if st != OK:
+        return st
+    H = np.empty((n, n))
+    crba(mi, mc, mI, dv, dm, q, zero, H, False)
+    lam = np.empty(n, dtype=np.int64)
+    dof_parents(mi, lam)
+    k = ltdl(H, lam)
+    if k >= 0:                      # name the body whose joint has no inertia to move
+        for i in range(1, mi.shape[0]):
+            if mi[i, MIMIC] == 0 and mi[i, VI] <= k < mi[i, VI] + mi[i, NV]:
+                failed[0] = i
+        return SINGULAR
+    for k in range(n):
+        a_out[k] = tau[k] - b[k]
+    ltdl_solve(H, lam, a_out)
+    Mt = np.empty((n, n))
+    rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False, use_fext, True)
+    X = np.zeros((n, 3 * n))
+    for r in range(n):
+        for c in range(n):
+            X[r, c] = -da_dq[r, c]
+            X[r, n + c] = -da_dv[r, c]
+        X[r, 2 * n + r] = 1.0
+    ltdl_solve_many(H, lam, X)
+    for r in range(n):
+        for c in range(n):
+            da_dq[r, c] = X[r, c]
+            da_dv[r, c] = X[r, n + c]
+            Minv[r, c] = X[r, 2 * n + c]
+    return OK
+
+
+@njit(**JIT)
+def aba_derivatives_batch(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed,
+                          row):
+    """aba_derivatives for each row; ``row[0]`` names the failing row."""
+    for r in range(q.shape[0]):
+        row[0] = r
+        st = aba_derivatives(mi, mc, mI, dv, dm, q[r], v[r], tau[r], a_out[r], da_dq[r],
+                             da_dv[r], Minv[r], failed, True, False)
+        if st != OK:
+            return st
+    return OK
+
+
+# --------------------------------------------------------------- world-frame fast path
+@njit(inline="always", **JIT)
+def _Ad(R, p, x, out):
+    """out = Ad_T x = (R w, R v + p x R w) for T = (R, p)."""
+    w0 = R[0] * x[0] + R[1] * x[1] + R[2] * x[2]
+    w1 = R[3] * x[0] + R[4] * x[1] + R[5] * x[2]
+    w2 = R[6] * x[0] + R[7] * x[1] + R[8] * x[2]
+    out[0], out[1], out[2] = w0, w1, w2
+    out[3] = R[0] * x[3] + R[1] * x[4] + R[2] * x[5] + p[1] * w2 - p[2] * w1
+    out[4] = R[3] * x[3] + R[4] * x[4] + R[5] * x[5] + p[2] * w0 - p[0] * w2
+    out[5] = R[6] * x[3] + R[7] * x[4] + R[8] * x[5] + p[0] * w1 - p[1] * w0
+
+
+@njit(inline="always", **JIT)
+def _inertia_ad_sym(I, vw, X):
+    """X = I ad_v + (I ad_v)^T for a rigid-body inertia I = [[Io, [h]], [[h]^T, m 1]] and
+    v = (w, u), by 3x3 blocks: [[Io[w] - [w]Io + [h][u] + [u][h], [h x w] - m[u]],
+    -[h x w] + m[u], 0]] (symmetric)."""
+    w0, w1, w2, u0, u1, u2 = vw[0], vw[1], vw[2], vw[3], vw[4], vw[5]
+    m = I[5, 5]
+    h0, h1, h2 = I[2, 4], I[0, 5], I[1, 3]
+    hu = h0 * u0 + h1 * u1 + h2 * u2
+    hv = (h0, h1, h2)
+    uv = (u0, u1, u2)
+    for r in range(3):                                  # row r of Io [w] = Io[r, :] x w
+        a0, a1, a2 = I[r, 0], I[r, 1], I[r, 2]
+        X[r, 0] = a1 * w2 - a2 * w1
+        X[r, 1] = a2 * w0 - a0 * w2
+        X[r, 2] = a0 * w1 - a1 * w0
+    for r in range(3):
+        for c in range(r, 3):
+            t = X[r, c] + X[c, r] + uv[r] * hv[c] + hv[r] * uv[c]   # Io[w] - [w]Io = A + A^T
+            if r == c:
+                t -= 2.0 * hu
+            X[r, c] = t
+            X[c, r] = t
+    g0 = h1 * w2 - h2 * w1 - m * u0                     # [h x w] - m [u] = [g]
+    g1 = h2 * w0 - h0 * w2 - m * u1
+    g2 = h0 * w1 - h1 * w0 - m * u2
+    X[0, 3], X[0, 4], X[0, 5] = 0.0, -g2, g1
+    X[1, 3], X[1, 4], X[1, 5] = g2, 0.0, -g0
+    X[2, 3], X[2, 4], X[2, 5] = -g1, g0, 0.0
+    for r in range(3):
+        for c in range(3):
+            X[3 + c, r] = X[r, 3 + c]
+            X[3 + r, 3 + c] = 0.0
+
+
+@njit(inline="always", **JIT)
+def _dot6(x, y):
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
+
+
+@njit(**JIT)
+def constant_subspaces(mi):
+    """True when every joint has a constant S and no Sdot (revolute, prismatic, free, ball) and
+    none is a mimic joint: the case of the world-frame form below."""
+    for i in range(1, mi.shape[0]):
+        k = mi[i, K]
+        if mi[i, MIMIC] == 1 or not (k == J.REVOLUTE or k == J.PRISMATIC or k == J.FREE
+                                     or k == J.SPHERICAL):
+            return False
+    return True
+
+
+@njit(**JIT)
+def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
+    """Table 5 for every p = q_k and p = qd_k at once, in the world frame (constant S only).
+
+    After an RNEA, with world twists v_i, accelerations a_i (a_0 = (0, -g)), joint columns
+    s_t = Ad_{T_0i} S_i e_t and joint wrenches F_j: a q_s perturbation turns the subtree of its
+    joint K rigidly about s, so Kim's recursion sums over a subtree into composite matrices:
+    Ic_j = sum I_i, Xi_j = sum (I_i ad_{v_i} + ad_{v_i}^T I_i + Ybar(I_i v_i)), where
+    ad*_x h = Ybar(h) x. With c = [s, v_p], x = [a_p, s] - [v_p, c], e = [v_p, s] + [v_K, s]
+    (p the parent of K):
+      j in the subtree of K:  dtau_t/dq_s = (Ic_j s_t).x + (Xi_j^T s_t).c,
+                              dtau_t/dqd_s = (Ic_j s_t).e - (Xi_j^T s_t).s;
+      j an ancestor of K:     dtau_t/dq_s = s_t.(-ad*_s F_K + Ic_K x + Xi_K c),
+                              dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
+    zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
+    The same composites give the mass matrix, M[t, s] = (Ic_j s_t).s (the CRBA in the world
+    frame).
+    """
+    nj = mi.shape[0] - 1
+    n = dq.shape[0]
+    world_poses(mi, dv)
+    # one work buffer (a single allocation): per body 4 vectors and 2 matrices, per DOF 3 vectors
+    nb = nj + 1
+    ws = np.empty(nb * (24 + 72) + n * 18 + 30)
+    vw = ws[0:6 * nb].reshape((nb, 6))
+    aw = ws[6 * nb:12 * nb].reshape((nb, 6))
+    Fw = ws[12 * nb:18 * nb].reshape((nb, 6))
+    Hc = ws[18 * nb:24 * nb].reshape((nb, 6))
+    Ic = ws[24 * nb:60 * nb].reshape((nb, 6, 6))
+    Xi = ws[60 * nb:96 * nb].reshape((nb, 6, 6))
+    o = 96 * nb
+    sw = ws[o:o + 6 * n].reshape((n, 6))
+    P1 = ws[o + 6 * n:o + 12 * n].reshape((n, 6))
+    P2 = ws[o + 12 * n:o + 18 * n].reshape((n, 6))
+    o += 18 * n
+    cv, xv, ev, yv, zv = ws[o:o + 6], ws[o + 6:o + 12], ws[o + 12:o + 18], ws[o + 18:o + 24], \
+        ws[o + 24:o + 30]
+    Fw[:, :] = 0.0
+    Ic[:, :, :] = 0.0
+    for k in range(6):
+        vw[0, k] = 0.0
+        aw[0, k] = 0.0
+    owner = np.empty(n + nb, dtype=np.int64)
+    end = owner[n:]
+    owner = owner[:n]
+    body_ranges(mi, owner, end)
+    for k in range(3):
+        aw[0, 3 + k] = -mc[0, G + k]
+    for i in range(1, nj + 1):
+        c = dv[i]
+        R = c[OR:OR + 9]
+        pp = c[OP:OP + 3]
+        _Ad(R, pp, c[V:V + 6], vw[i])
+        _Ad(R, pp, c[A:A + 6], aw[i])
+        ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
+        vi, nv = mi[i, VI], mi[i, NV]
+        for t in range(nv):
+            _Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
+        Ii = Ic[i]
+        rigid_congruence_add(R, pp, mI[i], Ii)
+        mat_vec(Ii, vw[i], Hc[i], 6, False)
+        _inertia_ad_sym(Ii, vw[i], Xi[i])
+    for i in range(nj, 0, -1):                  # subtree sums (all in the world frame)
+        p = mi[i, P]
+        if p > 0:
+            for r in range(6):
+                Hc[p, r] += Hc[i, r]
+                for cc in range(6):
+                    Ic[p, r, cc] += Ic[i, r, cc]
+                    Xi[p, r, cc] += Xi[i, r, cc]
+    for i in range(1, nj + 1):                  # + Ybar(Hc) = [[[m], [f]], [[f], 0]]
+        X = Xi[i]
+        m0, m1, m2, f0, f1, f2 = Hc[i, 0], Hc[i, 1], Hc[i, 2], Hc[i, 3], Hc[i, 4], Hc[i, 5]
+        X[0, 1] -= m2
+        X[0, 2] += m1
+        X[1, 0] += m2
+        X[1, 2] -= m0
+        X[2, 0] -= m1
+        X[2, 1] += m0
+        for (r, s) in ((0, 3), (3, 0)):
+            X[r + 0, s + 1] -= f2
+            X[r + 0, s + 2] += f1
+            X[r + 1, s + 0] += f2
+            X[r + 1, s + 2] -= f0
+            X[r + 2, s + 0] -= f1
+            X[r + 2, s + 1] += f0
+    for t in range(n):
+        j = owner[t]
+        for r in range(6):
+            acc1 = 0.0
+            acc2 = 0.0
+            for m in range(6):
+                acc1 += Ic[j, r, m] * sw[t, m]
+                acc2 += Xi[j, m, r] * sw[t, m]
+            P1[t, r] = acc1
+            P2[t, r] = acc2
+    for r in range(n):
+        for s in range(n):
+            dq[r, s] = 0.0
+            dtv[r, s] = 0.0
+            M[r, s] = 0.0
+    for s in range(n):
+        Kb = owner[s]
+        p = mi[Kb, P]
+        ss = sw[s]
+        vp = vw[p]
+        for r in range(6):
+            cv[r] = 0.0
+            xv[r] = 0.0
+            ev[r] = 0.0
+        ad_add(ss, vp, cv, 1.0)                 # c = [s, v_p]
+        ad_add(aw[p], ss, xv, 1.0)              # x = [a_p, s] - [v_p, c]
+        ad_add(vp, cv, xv, -1.0)
+        ad_add(vp, ss, ev, 1.0)                 # e = [v_p, s] + [v_K, s]
+        ad_add(vw[Kb], ss, ev, 1.0)
+        for t in range(mi[Kb, VI], mi[end[Kb], VI] + mi[end[Kb], NV]):
+            dq[t, s] = _dot6(P1[t], xv) + _dot6(P2[t], cv)
+            dtv[t, s] = _dot6(P1[t], ev) - _dot6(P2[t], ss)
+            M[t, s] = M[s, t] = _dot6(P1[t], ss)
+        if p == 0:
+            continue
+        mat_vec(Ic[Kb], xv, yv, 6, False)
+        mat_vec(Xi[Kb], cv, yv, 6, True)
+        ad_star_add(ss, Fw[Kb], yv, -1.0)
+        mat_vec(Ic[Kb], ev, zv, 6, False)
+        for r in range(6):
+            acc = 0.0
+            for m in range(6):
+                acc += Xi[Kb, r, m] * ss[m]
+            zv[r] -= acc
+        m = p
+        while m > 0:
+            for t in range(mi[m, VI], mi[m, VI] + mi[m, NV]):
+                dq[t, s] = _dot6(sw[t], yv)
+                dtv[t, s] = _dot6(sw[t], zv)
+            m = mi[m, P]
