@@ -26,6 +26,11 @@ from .algorithms.constrained import (constraint_residual, constraint_jacobian, c
                                      constrained_inverse_dynamics, constrained_hybrid_dynamics,
                                      project, simulate_constrained,
                                      make_constrained_stepper, complete_motion)
+# analytic derivatives (Kim 2012, section 4) and configuration-space geometry (Park et al. 1995)
+from .algorithms.derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
+                                     hybrid_dynamics_derivatives,
+                                     inverse_dynamics_parameter_derivatives)
+from .algorithms.geometry import mass_matrix_derivatives, christoffel_symbols
 from .integrators.simulate import simulate, rollout
 from .integrators.simulator import Simulator, SimulationDiverged
 from .estimation.momentum_observer import MomentumObserver
@@ -49,14 +54,6 @@ __all__ = [
     "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
+    "inverse_dynamics_parameter_derivatives", "mass_matrix_derivatives", "christoffel_symbols",
 ]
-
-# analytic derivatives (Kim 2012 §4) and configuration-space geometry (Park et al. 1995)
-from .algorithms.derivatives import (  # noqa: E402
-    inverse_dynamics_derivatives, forward_dynamics_derivatives, hybrid_dynamics_derivatives,
-    inverse_dynamics_parameter_derivatives)
-from .algorithms.geometry import mass_matrix_derivatives, christoffel_symbols  # noqa: E402
-
-__all__ += ["inverse_dynamics_derivatives", "forward_dynamics_derivatives",
-            "hybrid_dynamics_derivatives", "inverse_dynamics_parameter_derivatives",
-            "mass_matrix_derivatives", "christoffel_symbols"]
