@@ -39,7 +39,7 @@ def test_a_non_finite_step_is_refused_and_the_state_kept():
     sim = make(model, [1.0, 0.0])
     sim.step(np.zeros(2))
     q, v = sim.q.copy(), sim.v.copy()
-    sim.stepper = lambda q, v, dt, accel=None, t=0.0: (q, v * np.nan)
+    sim.stepper = lambda q, v, dt, tau=None, t=0.0, accel=None: (q, v * np.nan)
     with pytest.raises(SimulationDiverged, match="non-finite velocity"):
         sim.step(np.zeros(2))
     np.testing.assert_array_equal(sim.q, q)

@@ -39,8 +39,9 @@ class Simulator:
     Args:
         model: ldr model (1-DOF joints).
         dt_ns: step in nanoseconds.
-        stepper: integrator step ``step(q, v, dt, accel=accel, t=0.0) -> (q, v)``
-            (``integrators.simulate.make_stepper``).
+        stepper: integrator step ``step(q, v, dt, tau=None, t=0.0, accel=None) -> (q, v)``
+            (``integrators.simulate.make_stepper``); a step with constant torques and no
+            prescribed joints, loops or external wrenches passes ``tau`` (one compiled call).
         prescribed: (nv,) bool mask of joints that follow the reference.
         q0, v0: initial state (nv,), model order.
         t0_ns: simulation time of the initial state.
@@ -178,7 +179,10 @@ class Simulator:
         self._applied = None
         self.apply_prescribed()
         try:
-            q, v = self.stepper(self.q, self.v, self.dt, accel=self._accel, t=0.0)
+            if self.hybrid or self.model.nc or self.f_ext is not None:
+                q, v = self.stepper(self.q, self.v, self.dt, accel=self._accel, t=0.0)
+            else:   # torque held over the step: make_stepper's one compiled call
+                q, v = self.stepper(self.q, self.v, self.dt, tau=self._tau_cmd, t=0.0)
         except InputError as e:   # the kernels refuse non-finite states
             raise SimulationDiverged((self.t_ns + self.dt_ns - self.t0_ns) * 1e-9,
                                      "(unknown)", "left the finite range (%s)" % e) from e
