@@ -17,7 +17,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -115,13 +114,8 @@ class Launch:
                                  % (timeout_s, self.output()))
         out = self.output()
         unclean = unclean_processes(out)
-        pending = unclean & PENDING_CLEAN_SHUTDOWN
-        if pending:
-            warnings.warn("Ctrl-C: %s printed a traceback or died (node_common.run_node; "
-                          "lie_dynamics_ros.ros.process.spin_node ends cleanly)"
-                          % sorted(pending))
-        assert not unclean - pending, "unclean exit of %s:\n%s" % (sorted(unclean), out)
-        assert rc == 0 or pending, "ros2 launch exited with %s:\n%s" % (rc, out)
+        assert not unclean, "unclean exit of %s:\n%s" % (sorted(unclean), out)
+        assert rc == 0, "ros2 launch exited with %s:\n%s" % (rc, out)
         return out
 
     def kill(self):
@@ -139,12 +133,6 @@ class Launch:
                 self.stop()
         finally:
             self.kill()
-
-
-#: nodes whose console script still uses node_common.run_node, which lets the second SIGINT
-#: of a Ctrl-C interrupt destroy_node (issue 13 item 5). Reported as a warning until they
-#: move to ros.process.spin_node; every other process must end cleanly.
-PENDING_CLEAN_SHUTDOWN = {"inverse_dynamics_node", "adaptive_controller_node"}
 
 
 def unclean_processes(out):

@@ -4,15 +4,17 @@
   (no rclpy import; testable without a ROS graph);
 - ``model_source``: robot model from the ``robot_description`` parameter, ``urdf_path`` or the
   ``robot_description`` topic, and typed parameter declaration;
-- ``node_common``: what the nodes share (console-script ``run_node``, parameter validators,
-  throttled warnings);
-- the three nodes (console scripts of the same names): ``inverse_dynamics_node`` (RNEA
-  torques), ``forward_dynamics_node`` (the simulator) and ``adaptive_controller_node``
-  (adaptive Slotine-Li control, docs/control.md);
+- ``node_common``: what the nodes share (console-script ``run_node`` with the one SIGINT/SIGTERM
+  handling, parameter validators, throttled warnings, kernel warm-up);
+- ``command_guard``: the torque guard's parameters, input pipeline, watchdog, diagnostics and
+  final zero of the commanding nodes (the state machine is ``lie_dynamics_ros.safety``);
+- the nodes (console scripts of the same names): ``inverse_dynamics_node`` (RNEA torques),
+  ``forward_dynamics_node`` (the simulator), ``adaptive_controller_node`` (adaptive Slotine-Li
+  control, docs/control.md) and ``external_torque_observer_node`` (contact detection);
 - ``bringup``: runs the launch files' graphs in one process (``ldr_bringup``);
 - ``adaptive_demo``: the closed-loop adaptive-control demo (``ldr_adaptive_demo``,
   ``make demo``);
-- ``recording``: rosbag2-compatible MCAP writer.
+- ``recording``: rosbag2 bags (metadata.yaml + MCAP).
 
 Importing this package does not import rclpy; import the submodules you need.
 """

@@ -27,8 +27,8 @@ from std_msgs.msg import Bool, Float64MultiArray
 from lie_dynamics_ros.estimation import MomentumObserver
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
-from lie_dynamics_ros.ros.node_common import ThrottledWarnings, positive_values, three_values
-from lie_dynamics_ros.ros.process import spin_node
+from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, positive_values, run_node,
+                                              three_values)
 
 TORQUE_SOURCES = ("command", "joint_states")
 
@@ -185,7 +185,7 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
 
 def main(args=None):
     """Console script ``external_torque_observer_node``; accepts standard ``--ros-args``."""
-    return spin_node(ExternalTorqueObserverNode, "external_torque_observer_node", args)
+    return run_node(ExternalTorqueObserverNode, "external_torque_observer_node", args)
 
 
 if __name__ == "__main__":

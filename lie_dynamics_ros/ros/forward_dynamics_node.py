@@ -48,8 +48,7 @@ from lie_dynamics_ros.integrators.simulator import (SimulationDiverged,  # noqa:
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
-                                              positive_number, three_values)
-from lie_dynamics_ros.ros.process import spin_node
+                                              positive_number, run_node, three_values)
 
 START_MODES = ("wait_for_command", "immediate")
 
@@ -494,7 +493,7 @@ def read_initial_state(path):
 
 def main(args=None):
     """Console script ``forward_dynamics_node``; accepts standard ``--ros-args``."""
-    return spin_node(ForwardDynamicsNode, "forward_dynamics_node", args)
+    return run_node(ForwardDynamicsNode, "forward_dynamics_node", args)
 
 
 if __name__ == "__main__":

@@ -25,38 +25,47 @@ def run_node(cls, name, args=None) -> int:
     bad parameter value, a urdf_path that cannot be loaded), after printing
     ``"<name>: <reason>"`` on stderr, without a traceback. ``args`` are rclpy's.
 
-    SIGINT and SIGTERM (what Docker and systemd send) are handled here, not by rclpy: they
-    end the spin loop while the context is still valid, so that the node's ``on_shutdown()``
-    (if it has one) can publish its final command; then the node is destroyed and rclpy shut
-    down. A signal during start-up (e.g. while kernels compile) ends the node right after.
+    SIGINT and SIGTERM (what Docker and systemd send) are handled here, not by rclpy: rclpy's
+    handlers shut the context down wherever the node happens to be ("failed to create timer:
+    the given context is not valid" during start-up, "publisher's context is invalid" in a
+    publish). Here a signal only ends the spin loop while the context is still valid, so the
+    node's ``on_shutdown()`` (if it has one) can publish its final command; repeats are
+    ignored (``ros2 launch`` forwards Ctrl-C while the terminal sends the same SIGINT), so the
+    second one cannot interrupt ``destroy_node``. A signal during start-up (e.g. while kernels
+    compile) ends the node right after.
     """
     import signal
+    import threading
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
-    stop = []
+    stop = threading.Event()
 
     def on_signal(signum, frame):
-        stop.append(signum)
+        stop.set()
+        signal.signal(signum, signal.SIG_IGN)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     executor = None
+    code = 0
     try:
         node = cls()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not stop and rclpy.ok():
+        while not stop.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=0.05)
-        if stop and hasattr(node, "on_shutdown"):
+        if stop.is_set() and rclpy.ok() and hasattr(node, "on_shutdown"):
             node.on_shutdown()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as e:  # bad configuration at start-up
         print("%s: %s" % (name, e), file=sys.stderr)
-        return 1
+        code = 1
     finally:
+        for s in old:            # late signals must not interrupt the clean-up
+            signal.signal(s, signal.SIG_IGN)
         if executor is not None:
             executor.shutdown(timeout_sec=0.5)
         if node is not None:
@@ -64,7 +73,7 @@ def run_node(cls, name, args=None) -> int:
         rclpy.try_shutdown()
         for s, h in old.items():
             signal.signal(s, h)
-    return 0
+    return code
 
 
 def numba_cache_cold() -> bool:
