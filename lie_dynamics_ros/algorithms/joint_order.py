@@ -44,12 +44,11 @@ class JointOrder:
         circle = {k for k, vi in enumerate(model.joint_v_index)
                   if vi in continuous_v} if continuous == "cos_sin" else set()
         self.model, self.names, self.fill = model, names, float(fill)
-        q_src, v_src, self._cos_sin = [], [], []
+        self._cos_sin = []
         oq = ov = 0
         self._q_other_of, self._v_other_of = {}, {}
         for n in names:
             if n not in ours:
-                q_src.append(None)
                 oq, ov = oq + 1, ov + 1        # an unknown joint counts as one coordinate
                 continue
             k = ours[n]

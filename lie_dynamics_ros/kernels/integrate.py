@@ -17,7 +17,7 @@ from numba import njit
 from ..lie import so3 as _so3
 from ..model import joints as J
 from .dynamics import aba, hybrid
-from .layout import K, QI, VI, NQ, NV, MIMIC, OK
+from .layout import K, QI, VI, NQ, MIMIC, OK
 from .spatial import JIT
 
 _SMALL = _so3._SMALL

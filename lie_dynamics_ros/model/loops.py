@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .urdf import rpy_to_matrix
 from ..conventions import SWAP6
 from ..errors import InputError, URDFError
 from ..lie import se3
@@ -28,14 +29,6 @@ KIND_ROWS = {"weld": 6, "revolute": 5, "spherical": 3, "prismatic": 5}
 KIND_ALIASES = {"fixed": "weld", "continuous": "revolute", "ball": "spherical",
                 "spherical": "spherical", "weld": "weld", "revolute": "revolute",
                 "prismatic": "prismatic"}
-
-
-def _rpy_to_matrix(rpy):
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def _three(x, what, name):
@@ -110,7 +103,7 @@ class LoopClosure:
 
 def _pose(xyz, rpy):
     T = np.eye(4)
-    T[:3, :3], T[:3, 3] = _rpy_to_matrix(rpy), xyz
+    T[:3, :3], T[:3, 3] = rpy_to_matrix(rpy), xyz
     return T
 
 

@@ -30,12 +30,9 @@ from types import SimpleNamespace
 
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
-from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from std_srvs.srv import SetBool, Trigger
-from trajectory_msgs.msg import JointTrajectory
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.control import AdaptiveGains, AdaptiveSlotineLiController
@@ -252,15 +249,7 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
                     ", ".join(rt.controller.adapted_bodies)
                     if len(rt.controller.adapted_bodies) < 4
                     else "%d bodies" % len(rt.controller.adapted_bodies)))
-        if not self._subscribed:
-            self._subscribed = True
-            self.create_subscription(
-                JointState, "joint_states", self._on_state, qos_profile_sensor_data,
-                qos_overriding_options=QoSOverridingOptions.with_default_policies())
-            for topic in self.p.source_list:
-                self.create_subscription(JointState, topic, self._on_source,
-                                         qos_profile_sensor_data)
-            self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
+        self._subscribe_inputs()          # once the kernels are compiled
 
     def _check(self, trial, names):
         """Validate a parameter update against the model it will meet (the new one when
@@ -268,13 +257,11 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
         if not names & REBUILD:
             return None, None
         try:
-            base, origin = self.source.load_staged(trial, names)
+            base, origin = self._staged_model(trial, names)
         except ValueError as e:
             return str(e), None
         if base is None:
-            if self.rt is None:
-                return None, None
-            base = self.rt.base
+            return None, None
         keep = None
         if origin is None and self.rt is not None and not (
                 {"payload_only", "adapt_body", "initial_parameters"} & names):

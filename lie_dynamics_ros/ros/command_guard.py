@@ -5,7 +5,10 @@ The logic is ROS-free (``lie_dynamics_ros.safety``); this module declares the pa
 runs the watchdog and ``/diagnostics`` timers, and sends the final zero. docs/safety.md.
 """
 import numpy as np
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos_overriding_options import QoSOverridingOptions
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
 
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import Param
@@ -185,6 +188,28 @@ class GuardedCommands:
     command output) and ``self._guard_enabled()``. ``_start_guard()`` creates the watchdog
     and the diagnostics timer; ``on_shutdown()`` (called by ``run_node``) sends the final zero.
     """
+
+    def _subscribe_inputs(self):
+        """joint_states (and the ``source_list`` topics) and ``reference``, once: only after
+        the first model's kernels are compiled, so no state waits behind a compilation."""
+        if self._subscribed:
+            return
+        self._subscribed = True
+        self.create_subscription(
+            JointState, "joint_states", self._on_state, qos_profile_sensor_data,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        for topic in self.p.source_list:
+            self.create_subscription(JointState, topic, self._on_source, qos_profile_sensor_data)
+        self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
+
+    def _staged_model(self, trial, names):
+        """(model, origin) that a parameter update would run on: the one its urdf_path or
+        robot_description gives (origin not None), else the current one; (None, None) before
+        any model. ValueError with the reason when the new description does not load."""
+        base, origin = self.source.load_staged(trial, names)
+        if base is None and self.rt is not None:
+            base = self.rt.base
+        return base, origin
 
     def _start_guard(self):
         from diagnostic_msgs.msg import DiagnosticArray

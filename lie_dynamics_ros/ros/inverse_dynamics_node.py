@@ -13,11 +13,8 @@ from types import SimpleNamespace
 
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
-from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.ros import conversions as cv
@@ -129,27 +126,17 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
         elif self.rt is not None:          # same robot: its state carries over
             carry_over(rt, self.rt)
         self.rt = rt
-        if not self._subscribed:          # subscribe once the kernels are compiled
-            self._subscribed = True
-            self.create_subscription(
-                JointState, "joint_states", self._on_state, qos_profile_sensor_data,
-                qos_overriding_options=QoSOverridingOptions.with_default_policies())
-            for topic in self.p.source_list:
-                self.create_subscription(JointState, topic, self._on_source,
-                                         qos_profile_sensor_data)
-            self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
+        self._subscribe_inputs()          # once the kernels are compiled
 
     def _check(self, trial, names):
         if not names & REBUILD:
             return None, None
         try:
-            base, origin = self.source.load_staged(trial, names)
+            base, origin = self._staged_model(trial, names)
         except ValueError as e:
             return str(e), None
         if base is None:
-            if self.rt is None:
-                return None, None
-            base = self.rt.base
+            return None, None
         reason, rt = self._prepare(base, trial)
         return reason, (rt, origin)
 
