@@ -20,6 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
+
+# Pinocchio's parallel calls run on OpenMP, whose idle threads spin for a while after each call
+# (GOMP_SPINCOUNT) and would steal the cores from the next timed call, ours or theirs; passive
+# waiting keeps the interleaved measurements independent. Set before OpenMP starts.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import platform
 import statistics
 import sys

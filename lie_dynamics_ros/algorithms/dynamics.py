@@ -58,7 +58,7 @@ def gravity_torques(model, q, data=None):
         z = np.zeros((q.shape[0], model.nv))
         return batch.evaluate(model, "rnea", (q, z, z), None)
     d = data_for(model, data)
-    return inverse_dynamics(model, q, d.zero_v, d.zero_v, data=d)
+    return _rnea(model, d, q, d.zero_v, d.zero_v)
 
 
 def nonlinear_effects(model, q, v, data=None):
@@ -69,7 +69,17 @@ def nonlinear_effects(model, q, v, data=None):
         v = np.asarray(v, dtype=float)
         return batch.evaluate(model, "rnea", (q, v, np.zeros(v.shape)), None)
     d = data_for(model, data)
-    return inverse_dynamics(model, q, v, d.zero_v, data=d)
+    return _rnea(model, d, q, v, d.zero_v)
+
+
+def _rnea(model, d, q, v, a):
+    """The RNEA kernel on validated vectors, without external wrenches."""
+    kin = prepare(model, d, q, v) if model.has_general else True
+    tau = np.empty(model.nv)
+    st = K.rnea(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, tau, kin, False)
+    if st:
+        check(model, st, d, q=q, v=v, a=a)
+    return tau
 
 
 def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
