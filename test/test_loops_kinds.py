@@ -6,7 +6,7 @@ import pytest
 from scipy.linalg import null_space
 
 import lie_dynamics_ros as ldr
-from lie_dynamics_ros.model.loops import _rpy_to_matrix
+from lie_dynamics_ros.model.urdf import rpy_to_matrix as _rpy_to_matrix
 
 
 def _unit(rng):
