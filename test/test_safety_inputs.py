@@ -77,13 +77,3 @@ def test_limit_monitor_warns_once_per_joint_naming_it():
     assert mon.check([90.0, -3.0]) == []
     mon.reset()
     assert len(mon.check([90.0, -3.0])) == 2
-
-
-def test_cold_numba_cache_is_detected(tmp_path, monkeypatch):
-    from lie_dynamics_ros.ros.node_common import numba_cache_cold
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert numba_cache_cold()
-    sub = tmp_path / "lie_dynamics_ros" / "kernels"
-    sub.mkdir(parents=True)
-    (sub / "spatial.rnea-12.py311.nbi").write_bytes(b"")
-    assert not numba_cache_cold()

@@ -76,25 +76,12 @@ def run_node(cls, name, args=None) -> int:
     return code
 
 
-def numba_cache_cold() -> bool:
-    """True when numba's cache holds no compiled kernel of the package (a first run).
-
-    The cache is ``$NUMBA_CACHE_DIR`` when set, else the ``__pycache__`` folders of the
-    package (numba's default for ``cache=True``)."""
-    import glob
-    import os
-    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    if not cache_dir:
-        import lie_dynamics_ros
-        cache_dir = os.path.dirname(lie_dynamics_ros.__file__)
-    return not glob.glob(os.path.join(cache_dir, "**", "*.nbi"), recursive=True)
-
-
 def warm_up(node, fn):
     """Run ``fn()`` (a first call of the kernels a node uses) before the node subscribes,
     saying so when the compile cache is cold; returns the seconds it took."""
     import time
-    cold = numba_cache_cold()
+    from lie_dynamics_ros.precompile import cache_is_cold
+    cold = cache_is_cold()
     if cold:
         node.get_logger().info("compiling numba kernels (first run only)")
     t = time.monotonic()
