@@ -71,8 +71,11 @@ def run_node(cls, name, args=None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-        for s, h in old.items():
-            signal.signal(s, h)
+        if not stop.is_set():    # the process goes on (a test calling main()): restore
+            for s, h in old.items():
+                signal.signal(s, h)
+        # after a signal the process is ending: a late repeat (the terminal's Ctrl-C after
+        # the one ros2 launch forwarded) must not turn into a KeyboardInterrupt at exit
     return code
 
 
