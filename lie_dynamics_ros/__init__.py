@@ -10,7 +10,7 @@ from .model.model import Model
 from .model.data import Data
 from .model.joint_types import (Fixed, Revolute, Prismatic, Free, Spherical, Planar, Universal,
                                 General)
-from .model.loops import LoopClosure, attach_loops, load_loops_yaml
+from .model.loops import LoopClosure, load_loops_yaml
 from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix,
                                   gravity_torques, nonlinear_effects, coriolis_matrix)
 from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobian, kinetic_energy,
@@ -50,7 +50,7 @@ __all__ = [
     "SimulationDiverged", "MomentumObserver", "lie", "regressor", "inertial_parameters",
     "mass_matrix_derivative", "slotine_li_torques", "coriolis_matrix_ploen", "parameter_names",
     "control", "safety",
-    "LoopClosure", "attach_loops", "load_loops_yaml", "constraint_residual",
+    "LoopClosure", "load_loops_yaml", "constraint_residual",
     "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
     "simulate_constrained", "make_constrained_stepper", "complete_motion",

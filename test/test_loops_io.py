@@ -97,5 +97,5 @@ def test_closure_between_rigidly_attached_links_is_refused():
 </robot>""")
     m = ldr.load_urdf(xml)
     with pytest.raises(ldr.InputError, match="rigidly attached"):
-        ldr.attach_loops(m, [ldr.LoopClosure("c", "weld", "coupler", "marker")])
-    assert ldr.attach_loops(m, [ldr.LoopClosure("c", "spherical", "crank", "marker")]).nc == 3
+        m.with_loops([ldr.LoopClosure("c", "weld", "coupler", "marker")])
+    assert m.with_loops([ldr.LoopClosure("c", "spherical", "crank", "marker")]).nc == 3

@@ -53,7 +53,7 @@ def closed(model, kind, rng):
     from lie_dynamics_ros.model.sdf import _rpy_of
     loop = ldr.LoopClosure("tip", kind, "l5", "r5_tool", xyz_a, rpy_a, Tb[:3, 3],
                            _rpy_of(Tb[:3, :3]), axis=_unit(rng))
-    return ldr.attach_loops(model, [loop]), q0
+    return model.with_loops([loop]), q0
 
 
 @pytest.mark.parametrize("kind", ["weld", "revolute", "spherical", "prismatic"])

@@ -291,8 +291,8 @@ def attach_loops(model, loops):
     """Give ``model`` its closures: sets ``model.loops`` (tuple of LoopClosure), ``model.nc``
     (total constraint rows) and the private ``model._loop_tables``; returns the model.
 
-    This is the only place that adds attributes to a Model (they go through
-    ``object.__setattr__`` so a frozen Model works too). The open tree is unchanged: every
+    Only for a model nobody else holds yet (the loaders, ``Model.with_loops``): it is the one
+    place that adds these attributes to a Model. The open tree is unchanged: every
     tree algorithm still works on the model.
     """
     loops = tuple(loops or ())
@@ -344,5 +344,6 @@ def loop_tables(model):
     t = getattr(model, "_loop_tables", None)
     if t is None or t.nc == 0:
         raise InputError(f"model {model.name!r} has no loop closures; load it with "
-                         "ldr.load_urdf(..., loops=...) or ldr.load_sdf, or use attach_loops")
+                         "ldr.load_urdf(..., loops=...) or ldr.load_sdf, or use "
+                         "model.with_loops(...)")
     return t
