@@ -267,29 +267,32 @@ def _up_the_chain(mi, dv, dm, i, W, tmp, out, col):
 
 
 @njit(**JIT)
+def _direction_work(mi, mc, mI, dv, dm, v, a):
+    """The work arrays of Table 5's directional sweeps (one set per call), with the per-body
+    quantities of ``prepare_bodies`` and the subtree ranges of ``body_ranges`` filled in."""
+    nj = mi.shape[0] - 1
+    XV, XA, Sq, IV = (np.empty((nj + 1, 6)), np.empty((nj + 1, 6)), np.empty((nj + 1, 6)),
+                      np.empty((nj + 1, 6)))
+    dV, dVd, dF, dh = (np.empty((nj + 1, 6)), np.empty((nj + 1, 6)), np.empty((nj + 1, 6)),
+                       np.empty((nj + 1, 6)))
+    act = np.zeros(nj + 1, dtype=np.bool_)
+    tch = np.zeros(nj + 1, dtype=np.bool_)
+    src = np.zeros(nj + 1, dtype=np.bool_)
+    prepare_bodies(mi, mc, mI, dv, dm, v, a, XV, XA, Sq, IV)
+    owner = np.empty(v.shape[0], dtype=np.int64)
+    end = np.empty(nj + 1, dtype=np.int64)
+    generic = body_ranges(mi, owner, end)
+    return (XV, XA, Sq, IV, dV, dVd, dF, dh, act, tch, src, np.zeros((6, 6)), np.zeros((6, 6)),
+            np.empty(6), np.empty(6), owner, end, generic)
+
+
+@njit(**JIT)
 def _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, with_v):
     """dtau/dq (and dtau/dqd) by Table 5, after an RNEA at (q, v, a) filled dv."""
     nj = mi.shape[0] - 1
     n = v.shape[0]
-    XV = np.empty((nj + 1, 6))
-    XA = np.empty((nj + 1, 6))
-    Sq = np.empty((nj + 1, 6))
-    IV = np.empty((nj + 1, 6))
-    dV = np.empty((nj + 1, 6))
-    dVd = np.empty((nj + 1, 6))
-    dF = np.empty((nj + 1, 6))
-    dh = np.empty((nj + 1, 6))
-    act = np.zeros(nj + 1, dtype=np.bool_)
-    tch = np.zeros(nj + 1, dtype=np.bool_)
-    src = np.zeros(nj + 1, dtype=np.bool_)
-    dS = np.zeros((6, 6))
-    dSd = np.zeros((6, 6))
-    tmp = np.empty(6)
-    tmp2 = np.empty(6)
-    prepare_bodies(mi, mc, mI, dv, dm, v, a, XV, XA, Sq, IV)
-    owner = np.empty(n, dtype=np.int64)
-    end = np.empty(nj + 1, dtype=np.int64)
-    generic = body_ranges(mi, owner, end)
+    (XV, XA, Sq, IV, dV, dVd, dF, dh, act, tch, src, dS, dSd, tmp, tmp2, owner, end,
+     generic) = _direction_work(mi, mc, mI, dv, dm, v, a)
     for typ in range(2):
         if typ == DIR_V and not with_v:
             break
@@ -363,25 +366,8 @@ def parameter_derivatives(mi, mc, mI, dv, dm, q, v, a, rows, out, kin):
     st = rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, False)
     if st != OK:
         return st
-    XV = np.empty((nj + 1, 6))
-    XA = np.empty((nj + 1, 6))
-    Sq = np.empty((nj + 1, 6))
-    IV = np.empty((nj + 1, 6))
-    dV = np.empty((nj + 1, 6))
-    dVd = np.empty((nj + 1, 6))
-    dF = np.empty((nj + 1, 6))
-    dh = np.empty((nj + 1, 6))
-    act = np.zeros(nj + 1, dtype=np.bool_)
-    tch = np.zeros(nj + 1, dtype=np.bool_)
-    src = np.zeros(nj + 1, dtype=np.bool_)
-    dS = np.zeros((6, 6))
-    dSd = np.zeros((6, 6))
-    tmp = np.empty(6)
-    tmp2 = np.empty(6)
-    prepare_bodies(mi, mc, mI, dv, dm, v, a, XV, XA, Sq, IV)
-    owner = np.empty(v.shape[0], dtype=np.int64)
-    end = np.empty(nj + 1, dtype=np.int64)
-    generic = body_ranges(mi, owner, end)
+    (XV, XA, Sq, IV, dV, dVd, dF, dh, act, tch, src, dS, dSd, tmp, tmp2, owner, end,
+     generic) = _direction_work(mi, mc, mI, dv, dm, v, a)
     for b in range(rows.shape[0]):
         j = rows[b]
         for comp in range(6):

@@ -40,7 +40,7 @@ from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
                                                 GuardedCommands, StatePipeline, carry_over,
                                                 guard_config)
-from lie_dynamics_ros.ros.model_source import ModelSource, Param, Parameters
+from lie_dynamics_ros.ros.model_source import Param, Parameters
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
                                               nonnegative_values, positive_values, run_node,
                                               three_values, warm_up)
@@ -175,14 +175,7 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
         self.error_pub = self.create_publisher(Float64MultiArray, "~/tracking_error", 10)
         self.create_service(SetBool, "~/enable", self._srv_enable)
         self.create_service(Trigger, "~/reset_parameters", self._srv_reset)
-        self.source = ModelSource(self, self._adopt, parameters=self.params, start=False)
-        self.params.listen(self._check, self._apply)
-        self._start_guard()
-        self.source.start()    # ValueError (exit 1) if urdf_path is unusable
-
-    @property
-    def model(self):
-        return None if self.rt is None else self.rt.model
+        self._start_model_source()
 
     @property
     def controller(self):
@@ -254,14 +247,9 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
     def _check(self, trial, names):
         """Validate a parameter update against the model it will meet (the new one when
         urdf_path or robot_description change with it); nothing is applied here."""
-        if not names & REBUILD:
-            return None, None
-        try:
-            base, origin = self._staged_model(trial, names)
-        except ValueError as e:
-            return str(e), None
+        reason, base, origin = self._staged_model(trial, names, REBUILD)
         if base is None:
-            return None, None
+            return reason, None
         keep = None
         if origin is None and self.rt is not None and not (
                 {"payload_only", "adapt_body", "initial_parameters"} & names):

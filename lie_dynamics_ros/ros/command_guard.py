@@ -11,7 +11,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import Param
+from lie_dynamics_ros.ros.model_source import ModelSource, Param
 from lie_dynamics_ros.ros.node_common import nonnegative_number, positive_number
 from lie_dynamics_ros.safety import (GuardConfig, JointStateMerger, LimitMonitor, TorqueGuard,
                                      VelocityEstimator)
@@ -202,14 +202,33 @@ class GuardedCommands:
             self.create_subscription(JointState, topic, self._on_source, qos_profile_sensor_data)
         self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
 
-    def _staged_model(self, trial, names):
-        """(model, origin) that a parameter update would run on: the one its urdf_path or
-        robot_description gives (origin not None), else the current one; (None, None) before
-        any model. ValueError with the reason when the new description does not load."""
-        base, origin = self.source.load_staged(trial, names)
+    def _staged_model(self, trial, names, rebuild):
+        """(reason, model, origin) of a parameter update that touches ``rebuild``: the model
+        it would run on, the one its urdf_path or robot_description gives (origin not None)
+        or else the current one; model None when there is nothing to check (no rebuild, no
+        model yet), reason set when the new description does not load."""
+        if not names & rebuild:
+            return None, None, None
+        try:
+            base, origin = self.source.load_staged(trial, names)
+        except ValueError as e:
+            return str(e), None, None
         if base is None and self.rt is not None:
             base = self.rt.base
-        return base, origin
+        return None, base, origin
+
+    def _start_model_source(self):
+        """Last step of a commanding node's __init__: parameters are validated and applied
+        through ``_check``/``_apply``, the guard runs, and the model loads (ValueError, exit 1,
+        when urdf_path is unusable)."""
+        self.source = ModelSource(self, self._adopt, parameters=self.params, start=False)
+        self.params.listen(self._check, self._apply)
+        self._start_guard()
+        self.source.start()
+
+    @property
+    def model(self):
+        return None if self.rt is None else self.rt.model
 
     def _start_guard(self):
         from diagnostic_msgs.msg import DiagnosticArray

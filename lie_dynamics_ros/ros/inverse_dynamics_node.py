@@ -21,7 +21,7 @@ from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
                                                 GuardedCommands, StatePipeline, carry_over,
                                                 guard_config, make_guard)
-from lie_dynamics_ros.ros.model_source import ModelSource, Param, Parameters
+from lie_dynamics_ros.ros.model_source import Param, Parameters
 from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, three_values, warm_up
 
 PARAMS = [
@@ -76,14 +76,7 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
         if self.p.command_topic:
             self.cmd_pub = self.create_publisher(Float64MultiArray, self.p.command_topic,
                                                  COMMAND_QOS)
-        self.source = ModelSource(self, self._adopt, parameters=self.params, start=False)
-        self.params.listen(self._check, self._apply)
-        self._start_guard()
-        self.source.start()    # ValueError (exit 1) if urdf_path is unusable
-
-    @property
-    def model(self):
-        return None if self.rt is None else self.rt.model
+        self._start_model_source()
 
     # -- model and parameters ---------------------------------------------------------------
     def _prepare(self, base, p):
@@ -129,14 +122,9 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
         self._subscribe_inputs()          # once the kernels are compiled
 
     def _check(self, trial, names):
-        if not names & REBUILD:
-            return None, None
-        try:
-            base, origin = self._staged_model(trial, names)
-        except ValueError as e:
-            return str(e), None
+        reason, base, origin = self._staged_model(trial, names, REBUILD)
         if base is None:
-            return None, None
+            return reason, None
         reason, rt = self._prepare(base, trial)
         return reason, (rt, origin)
 
