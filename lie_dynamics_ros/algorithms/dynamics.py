@@ -23,14 +23,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
                    vec(a, model.nv, "a", True))
     except Batched:
         return batch.evaluate(model, "rnea", (q, v, a), f_ext)
-    d = data_for(model, data)
-    kin = prepare(model, d, q, v) if model.has_general else True
-    use = f_ext is not None and load_fext(model, d, f_ext)
-    tau = np.empty(model.nv)
-    st = K.rnea(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, tau, kin, use)
-    if st:
-        check(model, st, d, q=q, v=v, a=a)
-    return tau
+    return _rnea(model, data_for(model, data), q, v, a, f_ext)
 
 
 def mass_matrix(model, q, data=None):
@@ -41,7 +34,7 @@ def mass_matrix(model, q, data=None):
     except Batched:
         return batch.evaluate(model, "crba", (q,), None)
     d = data_for(model, data)
-    kin = prepare(model, d, q, model._zero_v) if model.has_general else True
+    kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
     st = K.crba(model.mi, model.mc, model.mI, d.dv, d.dm, q, d.zero_v, M, kin)
     if st:
@@ -72,11 +65,12 @@ def nonlinear_effects(model, q, v, data=None):
     return _rnea(model, d, q, v, d.zero_v)
 
 
-def _rnea(model, d, q, v, a):
-    """The RNEA kernel on validated vectors, without external wrenches."""
+def _rnea(model, d, q, v, a, f_ext=None):
+    """The RNEA kernel on validated vectors and this Data."""
     kin = prepare(model, d, q, v) if model.has_general else True
+    use = f_ext is not None and load_fext(model, d, f_ext)
     tau = np.empty(model.nv)
-    st = K.rnea(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, tau, kin, False)
+    st = K.rnea(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, tau, kin, use)
     if st:
         check(model, st, d, q=q, v=v, a=a)
     return tau
