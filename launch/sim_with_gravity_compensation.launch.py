@@ -45,6 +45,10 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'use_sim_time', default_value='true',
             description='Both nodes follow /clock.'),
+        DeclareLaunchArgument(
+            'lockstep', default_value='false',
+            description='The simulator steps only when inverse_dynamics has answered the last '
+                        'state: deterministic, at the controller\'s pace.'),
         Node(
             package='lie_dynamics_ros',
             executable='forward_dynamics_node',
@@ -59,6 +63,8 @@ def generate_launch_description():
                     'publish_clock': ParameterValue(LaunchConfiguration('publish_clock'),
                                                     value_type=bool),
                     'use_sim_time': use_sim_time,
+                    'lockstep': ParameterValue(LaunchConfiguration('lockstep'),
+                                               value_type=bool),
                 },
             ],
         ),

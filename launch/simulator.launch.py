@@ -38,6 +38,10 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'use_sim_time', default_value='false',
             description='Follow /clock (true as a Gazebo companion).'),
+        DeclareLaunchArgument(
+            'lockstep', default_value='false',
+            description='Step only when the controller has answered the last state: the '
+                        'controller\'s pace, independent of DDS latency.'),
         Node(
             package='lie_dynamics_ros',
             executable='forward_dynamics_node',
@@ -53,6 +57,8 @@ def generate_launch_description():
                                                     value_type=bool),
                     'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
                                                    value_type=bool),
+                    'lockstep': ParameterValue(LaunchConfiguration('lockstep'),
+                                               value_type=bool),
                 },
             ],
         ),

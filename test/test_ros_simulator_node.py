@@ -422,3 +422,45 @@ def test_without_an_initial_state_a_robot_starts_from_its_own_file_or_neutral(ro
         shutil.copy(other, copy)
         sim2 = make_sim(ros, drive="external", urdf_path=copy, initial_positions=[])
         np.testing.assert_array_equal(sim2.sim.q, np.zeros(2))
+
+
+def test_lockstep_steps_only_on_the_answer_to_the_last_state(ros):
+    """lockstep: a tick without the controller's answer neither steps nor publishes; a
+    joint_torques carrying the last state's stamp steps at once (a stale stamp does not);
+    after lockstep_timeout the simulator steps with the last command and says so."""
+    model = ldr.load_urdf(ARM7)
+    sim = make_sim(ros, drive="external", lockstep=True, lockstep_timeout=0.0,
+                   command_timeout=0.0)
+    states = collect(ros)
+    pub = ros.node.create_publisher(JointState, "joint_torques", 10)
+    assert wait_matched(ros, pub)
+    g = ldr.gravity_torques(model, np.array(READY))
+
+    def answer(stamp_ns):
+        pub.publish(cv.make_joint_state(model.joint_names, stamp_ns, effort=g))
+
+    sim.tick()                                 # the initial state
+    t0 = sim.sim.t_ns
+    sim.tick()
+    sim.tick()
+    assert sim.sim.steps == 0 and sim.published == 1 and sim.lockstep_waits == 2
+    answer(t0)
+    assert ros.spin_until(lambda: sim.published == 2, 10)   # stepped from the callback
+    assert sim.sim.steps == 1 and sim.sim.t_ns == t0 + sim.dt_ns
+    answer(t0)                                 # stale: answers the state before
+    ros.spin_for(0.2)
+    sim.tick()
+    assert sim.sim.steps == 1 and sim.published == 2
+    answer(sim.sim.t_ns)
+    assert ros.spin_until(lambda: sim.published == 3, 10)
+    assert ros.spin_until(lambda: len(states) == 3, 10)
+    for m in states:            # gravity compensated at every step: the arm stays
+        np.testing.assert_allclose(m.position, READY, atol=1e-12)
+    # no answer: after lockstep_timeout the step is taken with the last command
+    assert sim.sim.steps == 2
+    sim.set_parameters([Parameter("lockstep_timeout", value=0.05)])
+    sim.tick()
+    assert sim.sim.steps == 2 and sim.lockstep_timeouts == 0
+    time.sleep(0.06)
+    sim.tick()
+    assert sim.sim.steps == 3 and sim.lockstep_timeouts == 1

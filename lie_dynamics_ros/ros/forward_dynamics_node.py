@@ -99,6 +99,17 @@ PARAMS = [
           "Simulated seconds per wall second of the timer (steps every dt / factor). Below 1 "
           "gives controllers in other processes more wall time per step, so their commands "
           "arrive fewer simulated steps late.", read_only=True, check=positive_number),
+    Param("lockstep", False, "bool",
+          "Step only when a command answers the last published state (a joint_torques with "
+          "that stamp, or any effort_controller/commands array from a controller that sends "
+          "no joint_torques): the simulation then runs at the controller's pace, at most "
+          "real_time_factor, and its result does not depend on the DDS latency. The "
+          "controller must answer every state (inverse_dynamics_node, "
+          "adaptive_controller_node).", read_only=True),
+    Param("lockstep_timeout", 1.0, "double",
+          "With lockstep: wall seconds to wait for the answer before stepping with the last "
+          "command (the command watchdog then acts in simulation time); 0 waits forever.",
+          check=nonnegative_number),
     Param("integrator", "semi_implicit", "string",
           "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
           "a fixed-step method of lie_dynamics_ros.integrators (rkmk4, cf4, heun, ...).",
@@ -179,6 +190,12 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         self.cmd_stamps = cv.StampMonitor()
         self.integrating = False         # False while holding the initial state (start_mode)
         self.halted = None               # the divergence that stopped the integration
+        self.lockstep_waits = 0          # lockstep: timer ticks that found no answer yet
+        self.lockstep_timeouts = 0       # lockstep: steps taken without an answer
+        self._answered = False           # lockstep: a command answered the last state
+        self._owed = False               # lockstep: a timer tick waits for that answer
+        self._published_ns = None        # stamp of the last published state
+        self._published_wall = 0.0
         self._t_wall_start = time.monotonic()
         self.pub = self.create_publisher(JointState, "joint_states", 10)
         self.clock_pub = (self.create_publisher(Clock, "/clock", QoSProfile(depth=10))
@@ -347,6 +364,8 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         if reason:
             return self._drop("effort_controller/commands", reason)
         self._accept_command(self.cmd_cols, vals)
+        if self.last_cmd_stamp_ns is None:     # arrays carry no stamp: any one answers
+            self._answer()
 
     def _on_state_command(self, msg):
         if self.sim is None:
@@ -361,6 +380,16 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         self.cmd_stamps.accept(js.stamp_ns)
         self._accept_command(free, js.effort[free])
         self.last_cmd_stamp_ns = js.stamp_ns
+        if self._published_ns is not None and js.stamp_ns >= self._published_ns:
+            self._answer()
+
+    def _answer(self):
+        """Lockstep: the last published state has its command; take the step a timer tick
+        left waiting for it."""
+        self._answered = True
+        if self._owed:
+            self._owed = False
+            self.tick()
 
     def _on_reference(self, msg):
         if self.sim is None:
@@ -412,6 +441,11 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
             return
         if self._started and not self.integrating:
             self._maybe_start()
+        if (self.p.lockstep and self._started and self.integrating and self.halted is None
+                and not self._answered and not self._lockstep_expired()):
+            self.lockstep_waits += 1
+            self._owed = True
+            return
         if self._started and self.integrating and self.halted is None:
             try:
                 self.sim.step(self.command_torques())
@@ -427,6 +461,16 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         self._publish()
         self._measure_rate()
 
+    def _lockstep_expired(self):
+        timeout = self.p.lockstep_timeout
+        if timeout <= 0 or time.monotonic() - self._published_wall < timeout:
+            return False
+        self.lockstep_timeouts += 1
+        self._warn("lockstep", "lockstep: no command answered the state of t = %.3f s within "
+                   "%.1f s; stepping with the last command"
+                   % ((self._published_ns - self.sim.t0_ns) * 1e-9, timeout))
+        return True
+
     def _maybe_start(self):
         timeout = self.p.start_timeout
         if self.last_cmd_ns is not None:
@@ -436,8 +480,10 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         else:
             return
         self.integrating = True
-        self.get_logger().info("integrating from t = %.3f s (%s)"
-                               % ((self.sim.t_ns - self.sim.t0_ns) * 1e-9, why))
+        self.get_logger().info("integrating from t = %.3f s (%s)%s"
+                               % ((self.sim.t_ns - self.sim.t0_ns) * 1e-9, why,
+                                  ", in lockstep with the controller" if self.p.lockstep
+                                  else ""))
 
     def _halt(self, error):
         """Stop integrating for good (until a new model): the last finite configuration stays,
@@ -452,6 +498,10 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
     def _publish(self):
         sim = self.sim
         msg = cv.make_joint_state(sim.model.joint_names, sim.t_ns, sim.q, sim.v, sim.tau)
+        self._answered = False
+        self._owed = False
+        self._published_ns = sim.t_ns
+        self._published_wall = time.monotonic()
         self.pub.publish(msg)
         if self.clock_pub is not None:
             clock = Clock()
@@ -471,7 +521,8 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
             self.achieved_rate = (self.ticks - n0) / (now - t0)
             self._rate_window = (now, self.ticks)
             wanted = self.p.rate * self.p.real_time_factor
-            if hasattr(self, "timer") and self.achieved_rate < 0.9 * wanted:
+            if (hasattr(self, "timer") and not self.p.lockstep
+                    and self.achieved_rate < 0.9 * wanted):
                 self._warn("rate", "simulating at %.0f steps/s, below %.0f (%.2fx real "
                            "time)" % (self.achieved_rate, wanted,
                                       self.achieved_rate / self.p.rate))
