@@ -6,10 +6,15 @@ on the 7-DOF arm (urdf/arm7.urdf). This script publishes JointState messages at 
 joint_torques answer to its request by header stamp and prints p50 / p90 / p99 / max of the
 round trip (publish -> callback in this process). Not a test.
 
-    .venv/bin/python benchmarks/ros_latency.py [--count 2000] [--rates 500 1000]
+    .venv/bin/python benchmarks/ros_latency.py [--count 2000] [--rates 500 1000] [--repeat 3]
 
-Note: the round trip includes this script's own rclpy receive path, so it is an upper bound of
-the node's latency. Discovery stays on loopback; the domain id is derived from the pid.
+The node runs with each spin loop (parameter ``executor``: ``wait_set``, the default, and
+rclpy's ``single_threaded``), then a bare rclpy echo node gives the floor of the path.
+The round trip is split with the DDS message info of each answer (one host, one system
+clock): "node" is this script's publish -> the node's publish of the answer (DDS in, the
+node's wake-up, spin loop and callback), the rest is DDS out and this script's own executor.
+``--repeat`` interleaves the configurations that many times (the machine's load drifts) and
+prints each run. Discovery stays on loopback; the domain id is derived from the pid.
 """
 import argparse
 import os
@@ -58,14 +63,16 @@ def run_rate(node, executor, pub, answers, model, rate, count, stamp0):
             if now >= due:
                 break
             executor.spin_once(timeout_sec=min(due - now, 0.002))
-        sent[stamp0 + k * 1000] = time.perf_counter_ns()
+        sent[stamp0 + k * 1000] = time.time_ns()
         pub.publish(msg)
         executor.spin_once(timeout_sec=0)
     t_send = time.perf_counter() - t0
     deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline and sum(s in answers for s in sent) < len(sent):
         executor.spin_once(timeout_sec=0.01)
-    lat = [(answers[s] - t) / 1e3 for s, t in sent.items() if s in answers]
+    # (round trip, publish -> node's answer published) in us
+    lat = [((answers[s][0] - t) / 1e3, (answers[s][1] - t) / 1e3)
+           for s, t in sent.items() if s in answers]
     return lat, len(sent) - len(lat), count / t_send
 
 
@@ -96,8 +103,8 @@ def measure(label, cmd, model, opts):
     executor.add_node(node)
     answers = {}
 
-    def on_torques(msg):
-        answers[cv.stamp_to_ns(msg.header.stamp)] = time.perf_counter_ns()
+    def on_torques(msg, info):
+        answers[cv.stamp_to_ns(msg.header.stamp)] = (time.time_ns(), info["source_timestamp"])
 
     node.create_subscription(JointState, "joint_torques", on_torques, 1000)
     pub = node.create_publisher(JointState, "joint_states", 1000)
@@ -109,15 +116,13 @@ def measure(label, cmd, model, opts):
         if proc.poll() is not None or not pub.get_subscription_count():
             raise SystemExit("node did not start:\n" + open(log.name).read())
         run_rate(node, executor, pub, answers, model, 500.0, opts.warmup, 1_000_000_000)
-        print(label)
-        print("%8s %7s %8s %8s %8s %8s %8s %6s" % ("rate Hz", "msgs", "sent Hz", "p50 us",
-                                                   "p90 us", "p99 us", "max us", "lost"))
         for i, rate in enumerate(opts.rates):
             lat, lost, send_rate = run_rate(node, executor, pub, answers, model, rate,
                                             opts.count, 10_000_000_000 * (i + 2))
-            p = percentiles(lat)
-            print("%8.0f %7d %8.0f %8.0f %8.0f %8.0f %8.0f %6d" % (
-                rate, len(lat), send_rate, p[50], p[90], p[99], p["max"], lost))
+            rt, nd = percentiles([x[0] for x in lat]), percentiles([x[1] for x in lat])
+            print("%-22s %6.0f %6d %5d %8.0f %8.0f %8.0f %8.0f %8.0f %8.0f" % (
+                label, rate, len(lat), lost, rt[50], rt[99], rt["max"], nd[50], nd[99],
+                nd["max"]), flush=True)
     finally:
         proc.send_signal(2)
         try:
@@ -136,20 +141,28 @@ def main():
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
     ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-baseline", action="store_true",
-                    help="skip the bare echo node (the executor's share of the latency)")
+                    help="skip the bare echo node (the floor of the path)")
     opts = ap.parse_args()
 
     model = ldr.load_urdf(ARM7)
+    node_cmd = [sys.executable, "-m", "lie_dynamics_ros.ros.inverse_dynamics_node",
+                "--ros-args", "-p", "urdf_path:=%s" % ARM7, "-p", "executor:=%s"]
+    configs = [("id_node wait_set", "wait_set"), ("id_node single_threaded", "single_threaded")]
     rclpy.init()
     try:
-        measure("inverse_dynamics_node latency, arm7 (7 DOF), node in another process, "
-                "joint_states -> joint_torques round trip",
-                [sys.executable, "-m", "lie_dynamics_ros.ros.inverse_dynamics_node",
-                 "--ros-args", "-p", "urdf_path:=%s" % ARM7], model, opts)
-        if not opts.no_baseline:
-            measure("baseline: a bare rclpy echo node (no validation, no dynamics), same path",
-                    [sys.executable, "-c", ECHO], model, opts)
+        print("inverse_dynamics_node, arm7 (7 DOF), in another process: joint_states -> "
+              "joint_torques. Microseconds; 'node' = publish -> the node publishes its answer")
+        print("%-22s %6s %6s %5s %8s %8s %8s %8s %8s %8s" % (
+            "config", "Hz", "msgs", "lost", "rt p50", "rt p99", "rt max", "node p50",
+            "node p99", "node max"))
+        for _ in range(opts.repeat):
+            for label, name in configs:
+                cmd = node_cmd[:-1] + [node_cmd[-1] % name]
+                measure(label, cmd, model, opts)
+            if not opts.no_baseline:
+                measure("bare rclpy echo", [sys.executable, "-c", ECHO], model, opts)
         print("cpu cores: %d, load average %.2f" % (os.cpu_count(), os.getloadavg()[0]))
     finally:
         rclpy.try_shutdown()

@@ -195,7 +195,7 @@ class GuardedCommands:
         if self._subscribed:
             return
         self._subscribed = True
-        self.create_subscription(
+        self.hot_subscription = self.create_subscription(
             JointState, "joint_states", self._on_state, qos_profile_sensor_data,
             qos_overriding_options=QoSOverridingOptions.with_default_policies())
         for topic in self.p.source_list:

@@ -73,8 +73,8 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
         self.contact_pub = self.create_publisher(Bool, "contact", 10)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.source = ModelSource(self, self._set_model)   # compiles before subscribing
-        self.create_subscription(JointState, "joint_states", self._on_state,
-                                 qos_profile_sensor_data)
+        self.hot_subscription = self.create_subscription(
+            JointState, "joint_states", self._on_state, qos_profile_sensor_data)
         self.create_subscription(JointState, "joint_torques", self._on_torques, 10)
         self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  self._on_command, 10)

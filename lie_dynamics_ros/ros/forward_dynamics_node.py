@@ -206,7 +206,9 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         self.source = ModelSource(self, self._set_model)
         self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  self._on_array_command, 10)
-        self.create_subscription(JointState, "joint_torques", self._on_state_command, 10)
+        # the answer a lockstep simulation waits for: served straight from a wait set
+        self.hot_subscription = self.create_subscription(JointState, "joint_torques",
+                                                         self._on_state_command, 10)
         self.create_subscription(JointTrajectory, "reference", self._on_reference, 10)
         self.create_subscription(WrenchStamped, "external_wrench", self._on_wrench, 10)
         if drive == "timer":

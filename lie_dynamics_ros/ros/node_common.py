@@ -1,7 +1,8 @@
 """What the three nodes share: the console-script ``main``, parameter validators and
 throttled warnings.
 
-- ``run_node(cls, name, args)``: ``rclpy.init``, spin ``cls()``, SIGINT/SIGTERM -> the node's
+- ``run_node(cls, name, args)``: ``rclpy.init``, spin ``cls()`` (``spin.make_spinner``: the
+  node's ``hot_subscription`` straight from a wait set), SIGINT/SIGTERM -> the node's
   ``on_shutdown()`` then a clean shutdown; a bad configuration at start-up (``ValueError``)
   prints one line and returns exit code 1;
 - ``warm_up(node, fn)``: compile the kernels before subscribing, logged when the cache is cold.
@@ -34,10 +35,12 @@ def run_node(cls, name, args=None) -> int:
     second one cannot interrupt ``destroy_node``. A signal during start-up (e.g. while kernels
     compile) ends the node right after.
     """
+    import gc
     import signal
     import threading
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import ExternalShutdownException
+    from lie_dynamics_ros.ros.spin import make_spinner
     from rclpy.signals import SignalHandlerOptions
     stop = threading.Event()
 
@@ -52,10 +55,12 @@ def run_node(cls, name, args=None) -> int:
     code = 0
     try:
         node = cls()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
+        executor, spinner = make_spinner(node)
+        # start-up objects (numba, rclpy, the model: ~10^5) out of the collector's reach: a
+        # full collection over them stalls a node for ~50 ms, 50 commands at 1 kHz
+        gc.freeze()
         while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.05)
+            spinner.spin_once(timeout_sec=0.05)
         if stop.is_set() and rclpy.ok() and hasattr(node, "on_shutdown"):
             node.on_shutdown()
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -72,6 +77,7 @@ def run_node(cls, name, args=None) -> int:
             node.destroy_node()
         rclpy.try_shutdown()
         if not stop.is_set():    # the process goes on (a test calling main()): restore
+            gc.unfreeze()
             for s, h in old.items():
                 signal.signal(s, h)
         # after a signal the process is ending: a late repeat (the terminal's Ctrl-C after

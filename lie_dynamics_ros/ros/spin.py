@@ -1,0 +1,108 @@
+"""The spin loop of the nodes: the hot subscription straight from a wait set.
+
+rclpy's SingleThreadedExecutor rebuilds its wait set, creates a timeout timer and wraps the
+callback in a task on every ``spin_once``: 150-300 us per message on this package's CI
+machine, more than the dynamics. ``HotPathSpinner`` keeps one wait set; when the node's
+``hot_subscription`` (joint_states) is ready it takes the message and calls the callback
+directly. Anything else that is ready (timers, parameter services, other topics, guard
+conditions) is handed to the executor, which serves it as usual. Waitables (QoS event
+handlers) are not in the wait set: the executor serves them on those calls and at least every
+``timeout_sec``.
+
+Measured numbers and the choice against rclpy's EventsExecutor: docs/ros.md, "Latency".
+"""
+import time
+from contextlib import ExitStack
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import InvalidHandle
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.subscription import Subscription
+
+#: values of the read-only parameter ``executor`` that every node of run_node has
+EXECUTORS = ("wait_set", "single_threaded")
+
+
+def make_spinner(node):
+    """(executor, spinner) for ``node``, chosen by its read-only parameter ``executor``:
+    ``wait_set`` (default: HotPathSpinner on a SingleThreadedExecutor) or ``single_threaded``
+    (rclpy's). The node is added to the executor; ``spinner.spin_once(timeout_sec)`` serves
+    it. ValueError for an unknown name.
+
+    Not offered: rclpy.experimental.EventsExecutor. It gained as much as the wait set, but in
+    rclpy 7.1 its ``spin()`` busy-loops without serving anything and its ``spin_once`` raised
+    "SystemError: null argument to internal routine" on a node with a service and a
+    subscription that takes message info (test_ros_spin.py, when it was in the list)."""
+    name = node.declare_parameter("executor", "wait_set", ParameterDescriptor(
+        description="Spin loop: wait_set (joint_states straight from a wait set, the rest "
+                    "through rclpy's executor) or single_threaded (docs/ros.md, Latency).",
+        read_only=True)).value
+    if name not in EXECUTORS:
+        raise ValueError("parameter executor: %r is not one of %s" % (name, ", ".join(EXECUTORS)))
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    return executor, (HotPathSpinner(node, executor) if name == "wait_set" else executor)
+
+
+class HotPathSpinner:
+    """``spin_once(timeout_sec)`` for one node on ``executor``; falls back to the executor
+    while the node has no ``hot_subscription`` (before its model is loaded)."""
+
+    def __init__(self, node, executor):
+        self.node = node
+        self.executor = executor
+        self._wait_set = None
+        self._sizes = None
+        self._executor_served = time.monotonic()
+
+    def spin_once(self, timeout_sec):
+        node = self.node
+        hot = getattr(node, "hot_subscription", None)
+        if hot is None:
+            return self._executor_spin(timeout_sec)
+        kinds = (("subscription", list(node.subscriptions)), ("guard_condition", list(node.guards)),
+                 ("timer", list(node.timers)), ("client", list(node.clients)),
+                 ("service", list(node.services)))
+        sizes = tuple(len(entities) for _, entities in kinds)
+        if sizes != self._sizes:     # the WaitSet constructor takes the counts in this order
+            self._wait_set = _rclpy.WaitSet(*sizes, 0, node.context.handle)
+            self._sizes = sizes
+        ws = self._wait_set
+        hot_ready = False
+        others = []
+        with ExitStack() as handles:
+            try:
+                handles.enter_context(node.context.handle)
+                for _, entities in kinds:
+                    for e in entities:
+                        handles.enter_context(e.handle)
+            except InvalidHandle:       # an entity is being destroyed: rclpy sorts it out
+                return self._executor_spin(0)
+            ws.clear_entities()
+            added = []
+            for kind, entities in kinds:
+                add = getattr(ws, "add_" + kind)
+                added.extend((kind, add(e.handle), e) for e in entities)
+            ws.wait(int(timeout_sec * 1e9))
+            for kind, index, e in added:
+                if ws.is_ready(kind, index):
+                    if e is hot:
+                        hot_ready = True
+                    else:
+                        others.append((kind, e))
+            taken = hot.handle.take_message(hot.msg_type, hot.raw) if hot_ready else None
+        if taken is not None:
+            if hot._callback_type == Subscription.CallbackType.WithMessageInfo:
+                hot.callback(*taken)
+            else:
+                hot.callback(taken[0])
+        for kind, e in others:
+            if kind == "guard_condition":
+                e.trigger()          # our wait consumed the trigger: the executor needs it
+        if others or time.monotonic() - self._executor_served >= timeout_sec:
+            self._executor_spin(0)
+
+    def _executor_spin(self, timeout_sec):
+        self.executor.spin_once(timeout_sec=timeout_sec)
+        self._executor_served = time.monotonic()
