@@ -79,11 +79,13 @@ def test_every_entity_is_served_and_the_hot_topic_in_order(executor):
         session.close()
 
 
-def test_an_unknown_executor_is_refused():
+@pytest.mark.parametrize("value, says", [("fast", "'fast' is not one of wait_set"),
+                                         (3, "executor: .*type")])
+def test_an_unknown_executor_is_refused(value, says):
     session = RosSession("spin_test_bad")
-    node = Busy(session.context, parameter_overrides=[Parameter("executor", value="fast")])
+    node = Busy(session.context, parameter_overrides=[Parameter("executor", value=value)])
     try:
-        with pytest.raises(ValueError, match="executor: 'fast' is not one of wait_set"):
+        with pytest.raises(ValueError, match=says):
             make_spinner(node)
     finally:
         node.destroy_node()

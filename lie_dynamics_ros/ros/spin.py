@@ -1,8 +1,8 @@
 """The spin loop of the nodes: the hot subscription straight from a wait set.
 
 rclpy's SingleThreadedExecutor rebuilds its wait set, creates a timeout timer and wraps the
-callback in a task on every ``spin_once``: 150-300 us per message on this package's CI
-machine, more than the dynamics. ``HotPathSpinner`` keeps one wait set; when the node's
+callback in a task on every ``spin_once``: about 300 us per message on this package's CI
+machine, more than the node's whole callback. ``HotPathSpinner`` keeps one wait set; when the node's
 ``hot_subscription`` (joint_states) is ready it takes the message and calls the callback
 directly. Anything else that is ready (timers, parameter services, other topics, guard
 conditions) is handed to the executor, which serves it as usual. Waitables (QoS event
@@ -15,7 +15,7 @@ import time
 from contextlib import ExitStack
 
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.exceptions import InvalidHandle
+from rclpy.exceptions import InvalidHandle, ParameterException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.subscription import Subscription
@@ -34,10 +34,13 @@ def make_spinner(node):
     rclpy 7.1 its ``spin()`` busy-loops without serving anything and its ``spin_once`` raised
     "SystemError: null argument to internal routine" on a node with a service and a
     subscription that takes message info (test_ros_spin.py, when it was in the list)."""
-    name = node.declare_parameter("executor", "wait_set", ParameterDescriptor(
-        description="Spin loop: wait_set (joint_states straight from a wait set, the rest "
-                    "through rclpy's executor) or single_threaded (docs/ros.md, Latency).",
-        read_only=True)).value
+    try:
+        name = node.declare_parameter("executor", "wait_set", ParameterDescriptor(
+            description="Spin loop: wait_set (joint_states straight from a wait set, the rest "
+                        "through rclpy's executor) or single_threaded (docs/ros.md, Latency).",
+            read_only=True)).value
+    except ParameterException as e:      # e.g. a number given
+        raise ValueError("parameter executor: %s" % e) from None
     if name not in EXECUTORS:
         raise ValueError("parameter executor: %r is not one of %s" % (name, ", ".join(EXECUTORS)))
     executor = SingleThreadedExecutor(context=node.context)
