@@ -43,6 +43,8 @@ READY = [0.0, -0.785398163, 0.0, -2.356194490, 0.0, 1.570796327, 0.785398163]
 REPORT = os.path.join(os.environ.get("LDR_LAUNCH_WS", tempfile.gettempdir()),
                       "launch_test_report.json")
 SCALE = float(os.environ.get("LDR_TEST_TIMEOUT_SCALE", "1"))
+if os.path.exists(REPORT):      # this run's numbers only
+    os.unlink(REPORT)
 
 
 def _report(key, value):
