@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from ros_fixtures import ARM7, NodeProcess, ros, ros_args, wait_matched  # noqa: F401
+from ros_fixtures import (ARM7, DOUBLE_PENDULUM, NodeProcess, ros, ros_args,  # noqa: F401
+                         wait_matched)
 
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
@@ -101,8 +102,9 @@ def test_torques_match_the_library_controller_in_joints_order(ros):
     out = loop.ask(np.r_[q, 0.01][perm], np.r_[v, 0.0][perm], names=[names[i] for i in perm])
     assert out is not None and list(out.name) == NAMES
     # without a reference the node holds the first position: q_d = q, v_d = a_d = 0
+    g = node.controller.gains       # arm7's gains file (test_gains_come_from_...)
     ref = AdaptiveSlotineLiController(ldr.load_urdf(ARM7), AdaptiveGains(
-        10.0, 20.0, node.controller.gains.Gamma), payload_only=True)
+        g.Lambda, g.K_D, g.Gamma), payload_only=True)
     expected = ref.step(0.0, q, v, q, np.zeros(7), np.zeros(7), 0.0)
     np.testing.assert_allclose(out.effort, expected, rtol=0, atol=1e-9)
     assert ros.spin_until(lambda: loop.cmds and np.allclose(
@@ -248,7 +250,8 @@ def test_enable_disable_service_and_parameter_validation(ros):
                         ("effort_limits", [1.0, 2.0]), ("kd_gains", [float("nan")])):
         res = node.set_parameters([Parameter(name, value=value)])
         assert not res[0].successful, (name, value)
-    assert node.p.kd_gains == [20.0]
+    assert node.p.kd_gains == []                # unset: arm7's gains file
+    np.testing.assert_allclose(node.controller.gains.K_D, ARM7_KD)
     theta = node.controller.theta_hat
     res = node.set_parameters([Parameter("kd_gains", value=[5.0] * 7)])
     assert res[0].successful
@@ -340,3 +343,34 @@ def test_demo_without_matplotlib_skips_the_figure_with_a_message(tmp_path, monke
     assert "matplotlib is not installed: no figure" in out.getvalue()
     assert (tmp_path / "adaptive_demo.npz").exists()
     assert not (tmp_path / "adaptive_demo.png").exists()
+
+
+ARM7_KD = [20.0, 20.0, 20.0, 20.0, 4.0, 4.0, 2.0]      # config/arm7_adaptive_gains.yaml
+
+
+def test_gains_come_from_parameters_else_the_robots_gains_file_else_built_in(ros, tmp_path):
+    """urdf_path alone switches robots: arm7 finds config/arm7_adaptive_gains.yaml, the
+    double pendulum (no such file) gets the built-in scalars, a parameter beats the file,
+    gains_file beats the robot's file, and a bad gains file is refused with its name."""
+    arm = make_node(ros)
+    np.testing.assert_allclose(arm.controller.gains.K_D, ARM7_KD)
+    assert "arm7_adaptive_gains.yaml" in arm.rt.gains_source
+    pend = make_node(ros, urdf_path=DOUBLE_PENDULUM)
+    assert pend.controller.gains.K_D == 20.0 and pend.controller.gains.Lambda == 10.0
+    assert pend.rt.gains_source == "built-in"
+    mixed = make_node(ros, kd_gains=[5.0])
+    assert mixed.controller.gains.K_D == 5.0
+    np.testing.assert_allclose(mixed.controller.gains.Gamma,
+                               [10.0, 1.0, 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1])
+    f = tmp_path / "gains.yaml"
+    f.write_text("/**:\n  ros__parameters:\n    kd_gains: [7.0]\n")
+    res = arm.set_parameters([Parameter("gains_file", value=str(f))])[0]
+    assert res.successful, res.reason
+    assert arm.controller.gains.K_D == 7.0 and arm.controller.gains.Lambda == 10.0
+    f.write_text("/**:\n  ros__parameters:\n    kd_gains: [-7.0]\n")
+    res = arm.set_parameters([Parameter("gains_file", value=str(tmp_path / "none.yaml"))])[0]
+    assert not res.successful and "none.yaml" in res.reason
+    res = arm.set_parameters([Parameter("gains_file", value=str(f))])[0]
+    assert not res.successful and "K_D" in res.reason, res.reason
+    assert arm.controller.gains.K_D == 7.0                    # the old gains stay
+

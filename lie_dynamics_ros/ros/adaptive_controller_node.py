@@ -40,32 +40,49 @@ from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
                                                 GuardedCommands, StatePipeline, carry_over,
                                                 guard_config)
-from lie_dynamics_ros.ros.model_source import Param, Parameters
+from lie_dynamics_ros.ros.model_source import (Param, Parameters, read_parameters,
+                                               robot_config_file)
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
                                               nonnegative_values, positive_values, run_node,
                                               three_values, warm_up)
 from lie_dynamics_ros.safety import TorqueGuard
 
 #: parameters whose change rebuilds the controller (checked on the model they will meet)
-GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "adapt_body", "payload_only",
+GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "gains_file", "adapt_body",
+               "payload_only",
                "projection", "initial_parameters", "effort_limits", "compensate_gravity",
                "gravity")
 REBUILD = set(GAIN_PARAMS) | {"robot_description", "urdf_path", "missing_joints",
                               "hold_positions", "unmeasured_velocity", "velocity_cutoff_hz",
                               "position_limit_margin"}
 
+#: the gains when neither the parameters nor a gains file set them
+BUILT_IN_GAINS = {"lambda_gains": [10.0], "kd_gains": [20.0],
+                  "gamma_gains": [1.0, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01]}
+
+
+def _unset_or(check):
+    return lambda values: None if not len(values) else check(values)
+
+
 PARAMS = [
-    Param("lambda_gains", [10.0], "double_array",
+    Param("lambda_gains", [], "double_array",
           "Lambda (1/s): v_r = v_d - Lambda e. One value for every joint or one per joint "
-          "(model order). >= 0.", check=nonnegative_values),
-    Param("kd_gains", [20.0], "double_array",
-          "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. >= 0.",
-          check=nonnegative_values),
-    Param("gamma_gains", [1.0, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01],
-          "double_array",
+          "(model order). >= 0. Empty: from the gains file, else 10.",
+          check=_unset_or(nonnegative_values)),
+    Param("kd_gains", [], "double_array",
+          "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. >= 0. "
+          "Empty: from the gains file, else 20.", check=_unset_or(nonnegative_values)),
+    Param("gamma_gains", [], "double_array",
           "Gamma (> 0) of theta_hat_dot = -Gamma Y^T s: one value, 10 values (per parameter "
           "kind m, mc_xyz, Ixx Ixy Iyy Ixz Iyz Izz; repeated for each adapted body) or one per "
-          "adapted parameter.", check=positive_values),
+          "adapted parameter. Empty: from the gains file, else "
+          "[1, 0.1 x 3, 0.01 x 6].", check=_unset_or(positive_values)),
+    Param("gains_file", "", "string",
+          "YAML parameter file whose lambda_gains / kd_gains / gamma_gains are used for the "
+          "gains not set as parameters; default: config/<urdf stem>_adaptive_gains.yaml of the "
+          "package when the URDF has one (config/arm7_adaptive_gains.yaml), so urdf_file:= "
+          "alone switches robots."),
     Param("adapt", True, "bool", "Adapt theta_hat (false: Slotine-Li with the current "
           "estimate)."),
     Param("payload_only", True, "bool",
@@ -102,6 +119,29 @@ PARAMS = [
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped messages, clamping)."),
 ] + GUARD_PARAMS + INPUT_PARAMS
+
+
+def resolve_gains(p, origin):
+    """(``p`` with every gain set, where the gains come from): the parameters, else
+    ``gains_file``, else config/<urdf stem>_adaptive_gains.yaml for a model from ``urdf_path``
+    (``origin``), else BUILT_IN_GAINS. ValueError for an unreadable gains file."""
+    unset = [k for k in BUILT_IN_GAINS if not len(getattr(p, k))]
+    if not unset:
+        return p, "parameters"
+    path = p.gains_file or robot_config_file(origin, "_adaptive_gains.yaml")
+    found = {}
+    if path:
+        try:
+            found = read_parameters(path, unset)
+        except (OSError, ValueError) as e:
+            raise ValueError("gains_file %s: %s" % (path, e)) from None
+    filled = SimpleNamespace(**vars(p))
+    for k in unset:
+        setattr(filled, k, found.get(k, BUILT_IN_GAINS[k]))
+    sources = ["parameters"] if len(unset) < len(BUILT_IN_GAINS) else []
+    sources += [path] if found else []
+    sources += ["built-in"] if len(found) < len(unset) else []
+    return filled, " + ".join(sources)
 
 
 def build_controller(base, p, theta_hat=None):
@@ -192,8 +232,9 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
         return 0 if self.rt is None else self.rt.guard.counts["timeouts"]
 
     # -- model, gains -------------------------------------------------------------------------
-    def _prepare(self, base, p, theta_hat=None):
-        """(reason, runtime) for model ``base`` and parameters ``p``; nothing is installed."""
+    def _prepare(self, base, p, theta_hat=None, origin=None):
+        """(reason, runtime) for model ``base`` (from ``origin``, default the current one) and
+        parameters ``p``; nothing is installed."""
         if base.nq != base.nv or any(n != 1 for n in base.joint_nq):
             return "JointState needs 1-DOF joints; the model has multi-DOF joints", None
         joints = p.joints or list(base.joint_names)
@@ -203,6 +244,7 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
         if len(set(joints)) != len(joints) or len(joints) != base.nv:
             return "parameter joints must name every model joint once", None
         try:
+            p, gains_source = resolve_gains(p, origin or self.source.origin)
             controller = build_controller(base, p, theta_hat)
             model = controller.model
             limits = effort_limits(model, p.effort_limits)
@@ -212,10 +254,11 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
             return str(e), None
         cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
         return None, SimpleNamespace(base=base, model=model, controller=controller,
-                                     inputs=inputs, guard=guard, cmd_cols=cols)
+                                     inputs=inputs, guard=guard, cmd_cols=cols,
+                                     gains_source=gains_source)
 
     def _adopt(self, base, origin):
-        reason, rt = self._prepare(base, self.p)
+        reason, rt = self._prepare(base, self.p, origin=origin)
         if reason:
             return reason
         self._install(rt, new_model=True)
@@ -237,11 +280,11 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
         self.rt = rt
         if new_model:
             self.get_logger().info(
-                "adaptive Slotine-Li on %d joints, adapting %d parameters (%s)" % (
-                    rt.model.nv, rt.controller.theta0.size,
-                    ", ".join(rt.controller.adapted_bodies)
-                    if len(rt.controller.adapted_bodies) < 4
-                    else "%d bodies" % len(rt.controller.adapted_bodies)))
+                "adaptive Slotine-Li on %d joints, adapting %d parameters (%s); gains from %s"
+                % (rt.model.nv, rt.controller.theta0.size,
+                   ", ".join(rt.controller.adapted_bodies)
+                   if len(rt.controller.adapted_bodies) < 4
+                   else "%d bodies" % len(rt.controller.adapted_bodies), rt.gains_source))
         self._subscribe_inputs()          # once the kernels are compiled
 
     def _check(self, trial, names):
@@ -254,7 +297,7 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
         if origin is None and self.rt is not None and not (
                 {"payload_only", "adapt_body", "initial_parameters"} & names):
             keep = self.rt.controller.theta_hat
-        reason, rt = self._prepare(base, trial, keep)
+        reason, rt = self._prepare(base, trial, keep, origin)
         return reason, (rt, origin)
 
     def _apply(self, names, prepared):

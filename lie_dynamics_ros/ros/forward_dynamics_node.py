@@ -27,12 +27,10 @@ Divergence: a step that produces a non-finite value or a joint speed above
 simulation time, the joint and "reduce dt or use rkmk4", and keeps publishing the last finite
 configuration at rest (garbage never reaches a subscriber).
 """
-import os
 import sys
 import time
 
 import numpy as np
-import yaml
 from geometry_msgs.msg import WrenchStamped
 from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
@@ -46,7 +44,8 @@ import lie_dynamics_ros as ldr
 from lie_dynamics_ros.integrators.simulator import (SimulationDiverged,  # noqa: F401
                                                     Simulator, velocity_bounds)
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import ModelSource, Param, declare_parameters
+from lie_dynamics_ros.ros.model_source import (ModelSource, Param, declare_parameters,
+                                               read_parameters, robot_config_file)
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
                                               positive_number, run_node, three_values)
 
@@ -325,16 +324,7 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         if self.p.initial_positions or self.p.initial_velocities:
             return ({"initial_positions": list(self.p.initial_positions),
                      "initial_velocities": list(self.p.initial_velocities)}, "parameters")
-        path = self.p.initial_state_file
-        if not path and origin.startswith("urdf_path "):
-            from lie_dynamics_ros.resources import share_dir
-            stem = os.path.splitext(os.path.basename(origin[len("urdf_path "):]))[0]
-            try:
-                path = os.path.join(share_dir(), "config", stem + "_initial_state.yaml")
-            except FileNotFoundError:
-                path = ""
-            if not os.path.isfile(path):
-                path = ""
+        path = self.p.initial_state_file or robot_config_file(origin, "_initial_state.yaml")
         if not path:
             return {}, "the neutral configuration"
         return read_initial_state(path), path
@@ -533,15 +523,7 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
 def read_initial_state(path):
     """initial_positions / initial_velocities from a ros__parameters YAML file (the first
     node entry that has them; keys like ``/**/forward_dynamics:`` or ``/**:``)."""
-    with open(path) as f:
-        doc = yaml.safe_load(f) or {}
-    for entry in doc.values():
-        params = (entry or {}).get("ros__parameters", {}) if isinstance(entry, dict) else {}
-        found = {k: [float(x) for x in params[k]] for k in ("initial_positions",
-                                                           "initial_velocities") if k in params}
-        if found:
-            return found
-    raise ValueError("%s has no initial_positions / initial_velocities" % path)
+    return read_parameters(path, ("initial_positions", "initial_velocities"))
 
 
 def main(args=None):

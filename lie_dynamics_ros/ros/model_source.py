@@ -351,3 +351,37 @@ class ModelSource:
                 self.node.get_logger().error("refusing new %s: %s" % (p.name, reason))
                 return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
+
+
+# -------------------------------------------------------------------------------------------
+# per-robot parameter files
+
+
+def robot_config_file(origin: Optional[str], suffix: str) -> str:
+    """``config/<urdf stem><suffix>`` of the package for a model loaded from ``urdf_path``
+    (origin "urdf_path <path>") when that file exists, else "" (models from
+    robot_description have no file name). E.g. arm7.urdf -> config/arm7_initial_state.yaml."""
+    if not origin or not origin.startswith("urdf_path "):
+        return ""
+    from lie_dynamics_ros.resources import share_dir
+    stem = os.path.splitext(os.path.basename(origin[len("urdf_path "):]))[0]
+    try:
+        path = os.path.join(share_dir(), "config", stem + suffix)
+    except FileNotFoundError:
+        return ""
+    return path if os.path.isfile(path) else ""
+
+
+def read_parameters(path: str, keys) -> dict:
+    """``keys`` from a ros__parameters YAML file: those of the first node entry (``/**/node:``
+    or ``/**:`` keys) that has any of them, as lists of floats. ValueError if none has."""
+    import yaml
+    with open(path) as f:
+        doc = yaml.safe_load(f) or {}
+    for entry in doc.values():
+        params = (entry or {}).get("ros__parameters", {}) if isinstance(entry, dict) else {}
+        found = {k: [float(x) for x in params[k]] for k in keys if k in params}
+        if found:
+            return found
+    raise ValueError("%s has no %s" % (path, " / ".join(keys)))
+
