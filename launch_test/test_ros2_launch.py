@@ -305,6 +305,34 @@ def test_flagship_graph_with_another_robot_in_a_namespace(ros):
     _report("namespaced_double_pendulum_hold_error_rad", err)
 
 
+def test_flagship_graph_arguments_take_effect(ros, tmp_path):
+    """Every other argument of sim_with_gravity_compensation.launch.py: both params files,
+    the initial state, the clock (off: both nodes on the wall clock) and lockstep."""
+    sim_params = write_yaml(tmp_path, "sim.yaml", "/**:\n  ros__parameters:\n    rate: 500.0\n")
+    id_params = write_yaml(tmp_path, "id.yaml",
+                           "/**:\n  ros__parameters:\n    log_throttle_sec: 3.5\n")
+    q0 = [0.2] + READY[1:]
+    initial = write_yaml(tmp_path, "init.yaml", "/**:\n  ros__parameters:\n"
+                         "    initial_positions: %s\n" % q0)
+    with Launch("sim_with_gravity_compensation.launch.py",
+                "simulator_params_file:=%s" % sim_params,
+                "inverse_dynamics_params_file:=%s" % id_params,
+                "initial_state_file:=%s" % initial, "publish_clock:=false",
+                "use_sim_time:=false", "lockstep:=true") as launch:
+        states, _, err = hold_check(ros, launch, q0, 1.0)
+        assert err < 1e-3, err
+        np.testing.assert_allclose(states[0][1].position, q0, atol=1e-12)
+        steps = np.diff([stamp_s(m) for _, m in states[:20]])
+        np.testing.assert_allclose(steps, 1 / 500.0, atol=1e-6)
+        assert stamp_s(states[0][1]) > 1e9            # no /clock: stamps from the wall clock
+        assert launch.wait_for_log("in lockstep with the controller", 1), launch.output()
+        assert param("/inverse_dynamics", "log_throttle_sec") == "3.5"
+        for node in ("/forward_dynamics", "/inverse_dynamics"):
+            assert param(node, "use_sim_time") == "False"
+        assert ros.node.count_publishers("/clock") == 0
+        launch.stop()
+
+
 # ---------------------------------------------------------------------------------------------
 # simulator.launch.py
 
@@ -437,6 +465,25 @@ def test_adaptive_graph_holds_then_tracks_in_lockstep(ros, tmp_path):
     _report("adaptive_graph_hold_error_rad_1s", hold_err)
     _report("adaptive_graph_lockstep_tracking_error_rad", track_err)
     _report("adaptive_graph_lockstep_real_time_factor", round(horizon / t_wall, 2))
+
+
+def test_adaptive_controller_for_another_robot_in_a_namespace(ros):
+    """urdf_file:= and namespace:= of adaptive_controller.launch.py: the double pendulum (no
+    gains file: the built-in gains) held in lockstep in /arm2."""
+    pendulum = share_file("urdf", "double_pendulum.urdf")
+    with Launch("simulator.launch.py", "urdf_file:=%s" % pendulum, "namespace:=arm2",
+                "lockstep:=true") as sim, \
+            Launch("adaptive_controller.launch.py", "urdf_file:=%s" % pendulum,
+                   "namespace:=arm2", "use_sim_time:=true",
+                   "command_topic:=/arm2/effort_controller/commands") as ctl:
+        _, _, err = hold_check(ros, sim, [1.0, 0.0], 1.0, "/arm2/joint_states",
+                               "/arm2/joint_torques")
+        assert err < 1e-3, "%.3g\n%s" % (err, ctl.output())
+        assert ctl.wait_for_log("gains from built-in", 1), ctl.output()
+        assert param("/arm2/adaptive_controller", "urdf_path") == pendulum
+        sim.stop()
+        ctl.stop()
+    _report("adaptive_double_pendulum_hold_error_rad", err)
 
 
 def sine_reference(q0, amp, period, horizon):
