@@ -142,6 +142,9 @@ def main():
     ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--realtime", action="store_true",
+                    help="also the node at SCHED_FIFO 50: its spin loop (realtime_priority) "
+                         "and the whole process (chrt)")
     ap.add_argument("--no-baseline", action="store_true",
                     help="skip the bare echo node (the floor of the path)")
     opts = ap.parse_args()
@@ -150,6 +153,9 @@ def main():
     node_cmd = [sys.executable, "-m", "lie_dynamics_ros.ros.inverse_dynamics_node",
                 "--ros-args", "-p", "urdf_path:=%s" % ARM7, "-p", "executor:=%s"]
     configs = [("id_node wait_set", "wait_set"), ("id_node single_threaded", "single_threaded")]
+    if opts.realtime:       # needs the privilege to use SCHED_FIFO (root, CAP_SYS_NICE)
+        configs += [("id_node wait_set rt50", "wait_set -p realtime_priority:=50"),
+                    ("id_node chrt -f 50", "wait_set")]
     rclpy.init()
     try:
         print("inverse_dynamics_node, arm7 (7 DOF), in another process: joint_states -> "
@@ -159,7 +165,9 @@ def main():
             "node p99", "node max"))
         for _ in range(opts.repeat):
             for label, name in configs:
-                cmd = node_cmd[:-1] + [node_cmd[-1] % name]
+                cmd = node_cmd[:-1] + (node_cmd[-1] % name).split()
+                if label.endswith("chrt -f 50"):        # every thread of the process
+                    cmd = ["chrt", "-f", "50"] + cmd
                 measure(label, cmd, model, opts)
             if not opts.no_baseline:
                 measure("bare rclpy echo", [sys.executable, "-c", ECHO], model, opts)

@@ -90,3 +90,54 @@ def test_an_unknown_executor_is_refused(value, says):
     finally:
         node.destroy_node()
         session.close()
+
+
+def _fifo_allowed():
+    """Whether this process may use SCHED_FIFO (tried on a throwaway thread)."""
+    import os
+    import threading
+    out = []
+
+    def probe():
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            out.append(True)
+        except PermissionError:
+            out.append(False)
+    t = threading.Thread(target=probe)
+    t.start()
+    t.join()
+    return out[0]
+
+
+@pytest.mark.parametrize("prio", [0, 10, 120])
+def test_realtime_priority_sets_fifo_on_the_spin_thread_or_says_why_not(prio):
+    """realtime_priority acts on the calling (spin) thread only: here a worker thread, so the
+    test session keeps its scheduler. Without the privilege the node warns and goes on."""
+    import os
+    import threading
+    from lie_dynamics_ros.ros.spin import apply_realtime
+    session = RosSession("spin_test_rt")
+    node = Busy(session.context, parameter_overrides=[Parameter("realtime_priority", value=prio)])
+    seen = {}
+
+    def spin_thread():
+        try:
+            seen["prio"] = apply_realtime(node)
+            seen["policy"] = os.sched_getscheduler(0)
+        except ValueError as e:
+            seen["error"] = str(e)
+    try:
+        t = threading.Thread(target=spin_thread)
+        t.start()
+        t.join()
+        if prio > 99:
+            assert "realtime_priority: 120 is not in 1..99" in seen["error"]
+        elif prio == 0 or not _fifo_allowed():
+            assert seen["prio"] == 0 and seen["policy"] == os.SCHED_OTHER
+        else:
+            assert seen["prio"] == prio and seen["policy"] == os.SCHED_FIFO
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER          # this thread untouched
+    finally:
+        node.destroy_node()
+        session.close()

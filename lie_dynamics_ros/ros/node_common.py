@@ -40,7 +40,7 @@ def run_node(cls, name, args=None) -> int:
     import threading
     import rclpy
     from rclpy.executors import ExternalShutdownException
-    from lie_dynamics_ros.ros.spin import make_spinner
+    from lie_dynamics_ros.ros.spin import apply_realtime, make_spinner
     from rclpy.signals import SignalHandlerOptions
     stop = threading.Event()
 
@@ -56,6 +56,7 @@ def run_node(cls, name, args=None) -> int:
     try:
         node = cls()
         executor, spinner = make_spinner(node)
+        apply_realtime(node)
         # start-up objects (numba, rclpy, the model: ~10^5) out of the collector's reach: a
         # full collection over them stalls a node for ~50 ms, 50 commands at 1 kHz
         gc.freeze()

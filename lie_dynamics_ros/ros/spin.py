@@ -109,3 +109,32 @@ class HotPathSpinner:
     def _executor_spin(self, timeout_sec):
         self.executor.spin_once(timeout_sec=timeout_sec)
         self._executor_served = time.monotonic()
+
+
+def apply_realtime(node):
+    """The read-only parameter ``realtime_priority`` (0 = off, 1-99): run the spin loop's
+    thread under SCHED_FIFO at that priority, as ros2_control's controller manager does with
+    its ``thread_priority``. DDS's own threads keep theirs. Without the privilege (root,
+    CAP_SYS_NICE or an ``rtprio`` limit) the node says how to get it and runs as before.
+    Returns the priority in force (0 when off or refused)."""
+    import os
+    try:
+        prio = node.declare_parameter("realtime_priority", 0, ParameterDescriptor(
+            description="SCHED_FIFO priority of the spin loop (1-99); 0: the default "
+                        "scheduler (docs/ros.md, Latency).", read_only=True)).value
+    except ParameterException as e:
+        raise ValueError("parameter realtime_priority: %s" % e) from None
+    if prio == 0:
+        return 0
+    if not 1 <= prio <= 99:
+        raise ValueError("parameter realtime_priority: %d is not in 1..99 (0: off)" % prio)
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
+    except PermissionError:
+        node.get_logger().warning(
+            "realtime_priority %d refused: no permission to use SCHED_FIFO (add "
+            "'<user> - rtprio 99' to /etc/security/limits.conf, or run with CAP_SYS_NICE); "
+            "running with the default scheduler" % prio)
+        return 0
+    node.get_logger().info("spin loop at SCHED_FIFO priority %d" % prio)
+    return prio
