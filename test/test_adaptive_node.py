@@ -372,5 +372,13 @@ def test_gains_come_from_parameters_else_the_robots_gains_file_else_built_in(ros
     assert not res.successful and "none.yaml" in res.reason
     res = arm.set_parameters([Parameter("gains_file", value=str(f))])[0]
     assert not res.successful and "K_D" in res.reason, res.reason
+    for text, says in (("kd_gains: [a, b]", "kd_gains must be numbers"),
+                       ("kd_gains: [1", "not valid YAML")):
+        f.write_text("/**:\n  ros__parameters:\n    %s\n" % text)
+        res = arm.set_parameters([Parameter("gains_file", value=str(f))])[0]
+        assert not res.successful and says in res.reason, res.reason
     assert arm.controller.gains.K_D == 7.0                    # the old gains stay
+    f.write_text("/**:\n  ros__parameters:\n    kd_gains: 3.0\n")     # a scalar is fine
+    assert arm.set_parameters([Parameter("gains_file", value=str(f))])[0].successful
+    assert arm.controller.gains.K_D == 3.0
 

@@ -49,9 +49,8 @@ from lie_dynamics_ros.safety import TorqueGuard
 
 #: parameters whose change rebuilds the controller (checked on the model they will meet)
 GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "gains_file", "adapt_body",
-               "payload_only",
-               "projection", "initial_parameters", "effort_limits", "compensate_gravity",
-               "gravity")
+               "payload_only", "projection", "initial_parameters", "effort_limits",
+               "compensate_gravity", "gravity")
 REBUILD = set(GAIN_PARAMS) | {"robot_description", "urdf_path", "missing_joints",
                               "hold_positions", "unmeasured_velocity", "velocity_cutoff_hz",
                               "position_limit_margin"}

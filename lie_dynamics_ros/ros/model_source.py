@@ -374,14 +374,26 @@ def robot_config_file(origin: Optional[str], suffix: str) -> str:
 
 def read_parameters(path: str, keys) -> dict:
     """``keys`` from a ros__parameters YAML file: those of the first node entry (``/**/node:``
-    or ``/**:`` keys) that has any of them, as lists of floats. ValueError if none has."""
+    or ``/**:`` keys) that has any of them, as lists of floats (a scalar becomes one value).
+    ValueError if none has them, or for malformed YAML or values that are not numbers;
+    OSError if the file cannot be read."""
     import yaml
-    with open(path) as f:
-        doc = yaml.safe_load(f) or {}
-    for entry in doc.values():
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        raise ValueError("%s is not valid YAML: %s" % (path, e)) from None
+    for entry in (doc.values() if isinstance(doc, dict) else []):
         params = (entry or {}).get("ros__parameters", {}) if isinstance(entry, dict) else {}
-        found = {k: [float(x) for x in params[k]] for k in keys if k in params}
+        found = {}
+        for k in keys:
+            if k in params:
+                vals = params[k] if isinstance(params[k], list) else [params[k]]
+                try:
+                    found[k] = [float(x) for x in vals]
+                except (TypeError, ValueError):
+                    raise ValueError("%s: %s must be numbers, got %r" % (path, k, params[k])
+                                     ) from None
         if found:
             return found
     raise ValueError("%s has no %s" % (path, " / ".join(keys)))
-
