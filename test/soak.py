@@ -34,6 +34,7 @@ def soak(duration=600.0, rate=1000.0, domain_id=None, stream=sys.stdout):
     from trajectory_msgs.msg import JointTrajectory
     from rclpy.parameter import Parameter
     from lie_dynamics_ros.ros import adaptive_demo as demo
+    from lie_dynamics_ros.ros.node_common import spin_until
     from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
     from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode
 
@@ -79,20 +80,13 @@ def soak(duration=600.0, rate=1000.0, domain_id=None, stream=sys.stdout):
         helper.create_subscription(Float64MultiArray, "effort_controller/commands", on_cmd, 100)
         ref_pub = helper.create_publisher(JointTrajectory, "reference", 10)
 
-        def spin_until(cond, timeout_s):
-            deadline = time.monotonic() + timeout_s
-            while not cond():
-                if time.monotonic() > deadline:
-                    return False
-                ex.spin_once(timeout_sec=0.002)
-            return True
 
-        if not spin_until(lambda: sim.pub.get_subscription_count() >= 1
+        if not spin_until(ex, lambda: sim.pub.get_subscription_count() >= 1
                           and ctrl.torque_pub.get_subscription_count() >= 1
                           and ref_pub.get_subscription_count() >= 1, 20.0):
             raise RuntimeError("DDS discovery did not complete within 20 s")
         ref_pub.publish(demo.reference_message(list(ctrl.model.joint_names), duration))
-        if not spin_until(lambda: ctrl.reference is not None, 10.0):
+        if not spin_until(ex, lambda: ctrl.reference is not None, 10.0):
             raise RuntimeError("the controller did not receive the reference")
 
         steps = int(round(duration * rate))
@@ -105,7 +99,7 @@ def soak(duration=600.0, rate=1000.0, domain_id=None, stream=sys.stdout):
         for k in range(steps):
             sim.tick()
             stamp = sim.sim.t_ns
-            if not spin_until(lambda: sim.last_cmd_stamp_ns == stamp, 2.0):
+            if not spin_until(ex, lambda: sim.last_cmd_stamp_ns == stamp, 2.0):
                 misses += 1
             q = sim.sim.q
             if not (np.isfinite(q).all() and np.isfinite(sim.sim.v).all()):
@@ -122,7 +116,7 @@ def soak(duration=600.0, rate=1000.0, domain_id=None, stream=sys.stdout):
                 rss.append(rss_kb())
                 sq, e_inf = 0.0, 0.0
         wall = time.monotonic() - t0
-        spin_until(lambda: False, 0.1)
+        spin_until(ex, lambda: False, 0.1)
         p = np.percentile(periods[per_s:] if steps > 2 * per_s else periods,
                           [50, 99, 99.9]) * 1e3
         base = rss[0] if rss else rss_kb()

@@ -133,6 +133,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
     from lie_dynamics_ros.algorithms.regressor import inertial_parameters
     from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
     from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode
+    from lie_dynamics_ros.ros.node_common import spin_until
 
     stream = sys.stdout if stream is None else stream
     t_wall0 = time.monotonic()
@@ -186,16 +187,9 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
         pubs = {ns: helper.create_publisher(JointTrajectory, "/%s/reference" % ns, 10)
                 for ns in loops}
 
-        def spin_until(cond, timeout_s):
-            deadline = time.monotonic() + timeout_s
-            while not cond():
-                if time.monotonic() > deadline:
-                    return False
-                ex.spin_once(timeout_sec=0.002)
-            return True
 
         # discovery: simulator <-> controller, reference publisher -> controllers
-        ok = spin_until(lambda: all(
+        ok = spin_until(ex, lambda: all(
             L["sim"].pub.get_subscription_count() >= 1
             and L["ctrl"].torque_pub.get_subscription_count() >= 1
             and pubs[ns].get_subscription_count() >= 2 for ns, L in loops.items()), 20.0)
@@ -203,7 +197,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
             raise RuntimeError("DDS discovery did not complete within 20 s")
         for ns in loops:
             pubs[ns].publish(ref_msg)
-        if not spin_until(lambda: all(L["ctrl"].reference is not None
+        if not spin_until(ex, lambda: all(L["ctrl"].reference is not None
                                       for L in loops.values()), 10.0):
             raise RuntimeError("the controllers did not receive the reference")
 
@@ -230,7 +224,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
             for L in loops.values():
                 L["sim"].tick()
             stamps = {ns: L["sim"].sim.t_ns for ns, L in loops.items()}
-            if not spin_until(lambda: all(loops[ns]["sim"].last_cmd_stamp_ns == stamps[ns]
+            if not spin_until(ex, lambda: all(loops[ns]["sim"].last_cmd_stamp_ns == stamps[ns]
                                           for ns in loops), 10.0 if k == 0 else 2.0):
                 misses += 1
             for ns, L in loops.items():

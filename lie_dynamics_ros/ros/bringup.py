@@ -192,15 +192,6 @@ def recorded_topics():
             ("/clock", Clock)]
 
 
-def _spin_until(executor, cond, timeout_s):
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        executor.spin_once(timeout_sec=0.005)
-    return True
-
-
 def run(argv=None, stream=sys.stderr):
     """Run a graph; returns a summary dict (steps, sim_time, wall_time, recorded, ...)."""
     import rclpy
@@ -208,6 +199,7 @@ def run(argv=None, stream=sys.stderr):
     from rclpy.node import Node
     from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode
     from lie_dynamics_ros.ros.inverse_dynamics_node import InverseDynamicsNode
+    from lie_dynamics_ros.ros.node_common import spin_until
 
     argv = list(sys.argv[1:] if argv is None else argv)
     ros_args = []
@@ -265,7 +257,7 @@ def run(argv=None, stream=sys.stderr):
         for n in nodes:
             if isinstance(n, InverseDynamicsNode) and (lockstep or recorder):
                 wanted.append((n.pub, (1 if lockstep else 0) + (1 if recorder else 0)))
-        if not _spin_until(executor, lambda: all(p.get_subscription_count() >= k
+        if not spin_until(executor, lambda: all(p.get_subscription_count() >= k
                                                  for p, k in wanted), 10.0):
             print("ldr_bringup: warning: not every subscriber was discovered", file=stream)
 
@@ -285,7 +277,7 @@ def run(argv=None, stream=sys.stderr):
                 if lockstep:
                     # never step without the controller's answer: offline is deterministic
                     stamp = sim.sim.t_ns
-                    if not _spin_until(executor, lambda: sim.last_cmd_stamp_ns == stamp,
+                    if not spin_until(executor, lambda: sim.last_cmd_stamp_ns == stamp,
                                        LOCKSTEP_TIMEOUT_S):
                         summary["lockstep_misses"] += 1
                         raise SystemExit(
@@ -301,7 +293,7 @@ def run(argv=None, stream=sys.stderr):
         progress.close(sim_elapsed())
         # deliver what is still in flight to the recorder
         if recorder is not None:
-            _spin_until(executor, lambda: False, 0.2)
+            spin_until(executor, lambda: False, 0.2)
         summary.update(sim_time=sim_elapsed(), wall_time=time.monotonic() - t_wall0)
         if sim is not None:
             summary.update(steps=sim.sim.steps, watchdog_trips=sim.watchdog_trips,

@@ -6,6 +6,8 @@ throttled warnings.
   ``on_shutdown()`` then a clean shutdown; a bad configuration at start-up (``ValueError``)
   prints one line and returns exit code 1;
 - ``warm_up(node, fn)``: compile the kernels before subscribing, logged when the cache is cold.
+- ``spin_until(executor, cond, timeout_s)``: spin until ``cond()`` or a deadline (in-process
+  graphs: ``ldr_bringup``, the demo, the soak test).
 - Validators for ``model_source.Param(check=...)``: each takes the typed value and returns
   None or a reason string.
 - ``ThrottledWarnings``: a mixin giving a node ``_warn(key, text)`` (at most once per
@@ -100,6 +102,18 @@ def warm_up(node, fn):
     if cold:
         node.get_logger().info("kernels compiled in %.1f s" % dt)
     return dt
+
+
+def spin_until(executor, cond, timeout_s, step_s=0.002) -> bool:
+    """Spin ``executor`` until ``cond()`` holds (True) or ``timeout_s`` wall seconds pass
+    (False); never hangs."""
+    import time
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        executor.spin_once(timeout_sec=step_s)
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
