@@ -8,7 +8,7 @@ import pytest
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.lie import se3
-from models import bundled, zoo
+from models import bundled
 
 
 def _box(mass, size=0.1):
@@ -130,11 +130,6 @@ def test_values_beyond_the_bounds_are_refused_not_computed():
 
 
 # ---------------------------------------------------------------------------- quaternions
-@pytest.fixture(scope="module")
-def floating():
-    return zoo(0)
-
-
 def _quat_slices(model):
     out = []
     for name, kind, qi in zip(model.joint_names, model.joint_kinds, model.joint_q_index):
@@ -193,11 +188,6 @@ def test_integrate_keeps_quaternions_unit_at_high_rates(floating):
 
 
 # ---------------------------------------------------------------------------- limits, singularities
-@pytest.fixture(scope="module")
-def arm():
-    return bundled("arm7.urdf")
-
-
 def test_joints_exactly_at_and_just_beyond_their_limits(arm):
     """Limits are not a discontinuity of the dynamics: at, inside and outside, the same smooth
     function (the simulator or the controller enforces limits, not the dynamics)."""

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 import lie_dynamics_ros as ldr
-from models import HERE, bundled, zoo
+from models import HERE, bundled
 
 DATA = os.path.join(HERE, "data")
 
@@ -71,16 +71,6 @@ def test_inertia_check_warn_loads_a_non_physical_inertia():
 def test_not_a_urdf_source(source):
     with pytest.raises(ldr.URDFError):
         ldr.load_urdf(source)
-
-
-@pytest.fixture(scope="module")
-def arm():
-    return bundled("arm7.urdf")
-
-
-@pytest.fixture(scope="module")
-def floating():
-    return zoo(0)
 
 
 def _calls(m):

@@ -14,16 +14,6 @@ from lie_dynamics_ros.algorithms import batch
 from models import bundled, general_twin, zoo
 
 
-@pytest.fixture(scope="module")
-def arm():
-    return bundled("arm7.urdf")
-
-
-@pytest.fixture(scope="module")
-def floating():
-    return zoo(0)
-
-
 def _states(model, n, seed):
     rng = np.random.default_rng(seed)
     Q = np.array([ldr.random_configuration(model, rng) for _ in range(n)])
