@@ -224,7 +224,7 @@ def test_bringup_offline_gravity_compensation_records_a_rosbag2_bag(tmp_path):
     out = io.StringIO()
     summary = bringup.run(["sim_with_gravity_compensation", "--offline", "--duration", "0.2",
                            "--record", path, "--progress"], stream=out)
-    assert summary["steps"] == 200 and summary["lockstep_misses"] == 0
+    assert summary["steps"] == 200      # every step answered (a miss stops the run)
     # gravity compensation in the loop: the arm holds the initial pose
     np.testing.assert_allclose(summary["final_positions"], READY, atol=1e-8)
     assert "100.0%" in out.getvalue()

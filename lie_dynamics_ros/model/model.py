@@ -102,8 +102,6 @@ class Model:
         self._dof_first = np.concatenate(
             [np.full(n, i, dtype=np.int64) for i, n in zip(self.joint_v_index, self.joint_nv)]
             or [np.zeros(0, dtype=np.int64)])
-        self._no_prescription = np.zeros(self.nv, dtype=np.bool_)
-        self._zero_v = np.zeros(self.nv)
         # continuous joints (wrapped by difference()) and the coordinates that add as vectors
         self._circles = np.array(
             [j.v_index for j in self._kjoints if j.mimic is None and j.joint.kind == J.REVOLUTE
@@ -114,7 +112,7 @@ class Model:
                 qs += range(j.q_index, j.q_index + j.nq)
                 vs += range(j.v_index, j.v_index + j.nv)
         self._vector_part = (np.array(qs, dtype=int), np.array(vs, dtype=int))
-        for a in (mi, mc, self._dof_first, self._no_prescription, self._zero_v, self._circles,
+        for a in (mi, mc, self._dof_first, self._circles,
                   *self._vector_part):
             a.flags.writeable = False
 

@@ -46,6 +46,7 @@ from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_num
                                               nonnegative_values, positive_values, run_node,
                                               three_values, warm_up)
 from lie_dynamics_ros.safety import TorqueGuard
+from lie_dynamics_ros.safety.inputs import broadcast_values
 
 #: parameters whose change rebuilds the controller (checked on the model they will meet)
 GAIN_PARAMS = ("lambda_gains", "kd_gains", "gamma_gains", "gains_file", "adapt_body",
@@ -148,17 +149,8 @@ def build_controller(base, p, theta_hat=None):
     a reason on bad gains or sizes), on ``base`` with the gravity of compensate_gravity."""
     n = base.nv
     model = base.with_gravity(np.array(p.gravity if p.compensate_gravity else [0.0] * 3))
-
-    def per_joint(name, vals):
-        if len(vals) == 1:
-            return float(vals[0])
-        if len(vals) != n:
-            raise ValueError("%s has %d values: give 1 or %d (one per joint)"
-                             % (name, len(vals), n))
-        return np.array(vals)
-
-    gains = AdaptiveGains(per_joint("lambda_gains", p.lambda_gains),
-                          per_joint("kd_gains", p.kd_gains),
+    gains = AdaptiveGains(broadcast_values("lambda_gains", p.lambda_gains, n, 0.0),
+                          broadcast_values("kd_gains", p.kd_gains, n, 0.0),
                           p.gamma_gains[0] if len(p.gamma_gains) == 1 else p.gamma_gains)
     theta0 = p.initial_parameters or None
     ctrl = AdaptiveSlotineLiController(model, gains, payload_only=p.payload_only,
@@ -173,9 +165,7 @@ def effort_limits(model, values):
     """Effort limits (n,), inf = none: URDF limits, or one value / one per joint."""
     if not values:
         return cv.finite_limits(model.effort_limits)
-    if len(values) not in (1, model.nv):
-        raise ValueError("effort_limits has %d values: give 1 or %d" % (len(values), model.nv))
-    return cv.finite_limits(np.broadcast_to(np.asarray(values, dtype=float), (model.nv,)))
+    return cv.finite_limits(broadcast_values("effort_limits", values, model.nv, 0.0))
 
 
 def _layout(msg, dims):

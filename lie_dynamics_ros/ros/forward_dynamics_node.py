@@ -47,7 +47,8 @@ from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import (ModelSource, Param, declare_parameters,
                                                read_parameters, robot_config_file)
 from lie_dynamics_ros.ros.node_common import (ThrottledWarnings, nonnegative_number,
-                                              positive_number, run_node, three_values)
+                                              positive_number, run_node, three_values,
+                                              warm_up)
 
 START_MODES = ("wait_for_command", "immediate")
 
@@ -302,20 +303,17 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
     def _warm_up(self, model, q0):
         """Compile (cold numba cache) or load the kernels of one step now, before any
         subscription, not on the first command."""
-        from lie_dynamics_ros.precompile import cache_is_cold
-        if cache_is_cold():
-            self.get_logger().info("compiling numba kernels (first run only)")
-        t = time.monotonic()
-        sim = Simulator(model, self.dt_ns, resolve_integrator(self.p.integrator, model),
-                        np.zeros(model.nv, dtype=bool), q0, np.zeros(model.nv))
-        try:
-            sim.step(np.zeros(model.nv))
-        except FloatingPointError:
-            pass   # compiled all the same; the real run reports divergence itself
-        if self.p.prescribed_joints:
-            ldr.hybrid_dynamics(model, q0, np.zeros(model.nv), np.zeros(model.nv),
-                                np.zeros(model.nv), np.ones(model.nv, dtype=bool))
-        self.get_logger().debug("kernels ready in %.2f s" % (time.monotonic() - t))
+        def one_step():
+            sim = Simulator(model, self.dt_ns, resolve_integrator(self.p.integrator, model),
+                            np.zeros(model.nv, dtype=bool), q0, np.zeros(model.nv))
+            try:
+                sim.step(np.zeros(model.nv))
+            except FloatingPointError:
+                pass   # compiled all the same; the real run reports divergence itself
+            if self.p.prescribed_joints:
+                ldr.hybrid_dynamics(model, q0, np.zeros(model.nv), np.zeros(model.nv),
+                                    np.zeros(model.nv), np.ones(model.nv, dtype=bool))
+        warm_up(self, one_step)
 
     def _initial_state(self, origin):
         """({initial_positions, initial_velocities}, where they come from): the parameters,
