@@ -6,68 +6,35 @@ accepted state it publishes ``joint_torques`` (sensor_msgs/JointState: the model
 names, ``effort`` = tau, header stamp copied) and, when ``command_topic`` is set, a
 std_msgs/Float64MultiArray in ``joints`` order for forward_command_controller. Every command
 passes the torque guard (timeout + fallback, slew limit, clamping; docs/safety.md), and
-``/diagnostics`` reports it. Parameters and topics: docs/ros.md, docs/safety.md.
+``/diagnostics`` reports it. The logic is ``lie_dynamics_ros.runtime.inverse_dynamics``; this
+node converts the messages around it. Parameters and topics: docs/ros.md, docs/safety.md.
 """
 import sys
-from types import SimpleNamespace
 
-import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-import lie_dynamics_ros as ldr
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GUARD_PARAMS, INPUT_PARAMS,
-                                                GuardedCommands, StatePipeline, carry_over,
-                                                guard_config, make_guard)
-from lie_dynamics_ros.ros.model_source import Param, Parameters
-from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, three_values, warm_up
-
-PARAMS = [
-    Param("compensate_gravity", True, "bool",
-          "Include gravity in the torques. Set false for arms whose firmware already "
-          "compensates gravity (Franka FCI, KUKA FRI)."),
-    Param("gravity", [0.0, 0.0, -9.81], "double_array",
-          "Gravity in the world frame, m/s^2.", check=three_values),
-    Param("command_topic", "", "string",
-          "If set, also publish the torques as std_msgs/Float64MultiArray in `joints` order "
-          "(forward_command_controller with interface_name: effort), e.g. "
-          "/effort_controller/commands. Reliable QoS.", read_only=True),
-    Param("joints", [], "string_array",
-          "Joint order of command_topic; default: the model's joint order.", read_only=True),
-    Param("log_throttle_sec", 2.0, "double",
-          "Minimum period of repeated warnings about dropped or clamped messages."),
-    Param("loops_file", "", "string",
-          "YAML file of loop closures added to the URDF's own <loop_joint> elements "
-          "(docs/loops.md)."),
-    Param("actuated_joints", [], "string_array",
-          "Closed-loop mechanisms: the actuated joints. The node then publishes the torques of "
-          "Kim's constrained inverse dynamics (zero on passive joints); the passive joints' "
-          "velocities and accelerations follow from the closures."),
-] + GUARD_PARAMS + INPUT_PARAMS
-
-#: parameters whose change rebuilds the per-model state (checked before it is applied)
-REBUILD = {"compensate_gravity", "gravity", "robot_description", "urdf_path", "source_list",
-           "loops_file", "actuated_joints",
-           "missing_joints", "hold_positions", "unmeasured_velocity", "velocity_cutoff_hz",
-           "position_limit_margin"}
+from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GuardedCommands, StatePipeline,
+                                                carry_over, guard_config)
+from lie_dynamics_ros.ros.model_source import Parameters
+from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, warm_up
+from lie_dynamics_ros.ros.schemas.inverse_dynamics import PARAMS
+from lie_dynamics_ros.runtime.inverse_dynamics import REBUILD, InverseDynamicsRuntime
 
 
 class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
-    """Thin node: validate -> ldr.inverse_dynamics -> torque guard -> publish.
-
-    Everything that depends on the model lives in ``self.rt`` (model, inputs, guard,
-    command columns), replaced as a whole: a message is served by one model only.
-    """
+    """Thin node: validate -> ``InverseDynamicsRuntime.torques`` -> torque guard -> publish.
+    ``self.rt`` is the runtime's current setup (model, inputs, guard, command columns),
+    replaced as a whole: a message is served by one model only."""
 
     def __init__(self, node_name="inverse_dynamics", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self)
         self.p = self.params.declare(PARAMS)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
-        self.rt = None
-        self.reference = None
+        self.runtime = InverseDynamicsRuntime()
         self.dropped = 0       # rejected messages, for tests and diagnostics
         self.clamped = 0       # published messages in which clamping acted
         self._subscribed = False
@@ -78,48 +45,27 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
                                                  COMMAND_QOS)
         self._start_model_source()
 
+    rt = property(lambda self: self.runtime.setup)
+    reference = property(lambda self: self.runtime.reference)
+
     # -- model and parameters ---------------------------------------------------------------
     def _prepare(self, base, p):
-        """(reason, runtime) for model ``base`` and parameters ``p``; nothing is installed."""
-        if base.nq != base.nv or any(n != 1 for n in base.joint_nq):
-            return "JointState needs 1-DOF joints; the model has multi-DOF joints", None
-        joints = p.joints or list(base.joint_names)
-        unknown = [j for j in joints if j not in base.joint_names]
-        if unknown:
-            return "parameter joints names %s, not in the model" % unknown, None
-        model = base.with_gravity(np.array(p.gravity if p.compensate_gravity else [0.0] * 3))
-        try:
-            model, actuated = _closed_loops(model, p)
-        except ValueError as e:
-            return str(e), None
-        try:
-            inputs = StatePipeline(model, p)
-            guard = make_guard(model, p, lambda q: ldr.gravity_torques(model, q))
-        except ValueError as e:
-            return str(e), None
-        cols = np.array([model.joint_names.index(j) for j in joints], dtype=np.intp)
-        return None, SimpleNamespace(base=base, model=model, inputs=inputs, guard=guard,
-                                     cmd_cols=cols, actuated=actuated)
+        return self.runtime.prepare(base, p, guard_config(p), StatePipeline)
 
     def _adopt(self, base, origin):
         """A model from the start-up parameters or the topic: prepare, warm up, install."""
         reason, rt = self._prepare(base, self.p)
-        if reason:
-            return reason
-        self._install(rt, new_model=True)
-        return None
+        if reason is None:
+            self._install(rt, new_model=True)
+        return reason
 
     def _install(self, rt, new_model):
-        if new_model:
-            q0 = np.clip(np.zeros(rt.model.nq), rt.model.lower_limits, rt.model.upper_limits)
-            # the gravity fallback's kernel too: it must not compile when states are lost
-            warm_up(self, lambda: (ldr.inverse_dynamics(rt.model, q0, q0 * 0, q0 * 0),
-                                   ldr.gravity_torques(rt.model, q0)))
-            self.reference = None
+        if new_model:       # compile (or load) the kernels now, before subscribing
+            warm_up(self, rt.warm_up)
         elif self.rt is not None:          # same robot: its state carries over
             carry_over(rt, self.rt)
-        self.rt = rt
-        self._subscribe_inputs()          # once the kernels are compiled
+        self.runtime.install(rt, new_model)
+        self._subscribe_inputs()
 
     def _check(self, trial, names):
         reason, base, origin = self._staged_model(trial, names, REBUILD)
@@ -142,18 +88,16 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
 
     # -- callbacks ----------------------------------------------------------------------------
     def _on_reference(self, msg):
-        rt = self.rt
-        if rt is None:
+        if self.rt is None:
             return self._drop("reference", "no robot model yet")
         ref, reason = cv.TrajectoryReference.from_msg(
-            msg, rt.inputs.index, self.get_clock().now().nanoseconds)
+            msg, self.rt.inputs.index, self.get_clock().now().nanoseconds)
         if reason:
             return self._drop("reference", reason)
-        self.reference = ref
+        self.runtime.set_reference(ref)
 
     def _on_source(self, msg):
-        rt = self.rt
-        reason = rt.inputs.secondary(msg, self.get_clock().now().nanoseconds)
+        reason = self.rt.inputs.secondary(msg, self.get_clock().now().nanoseconds)
         if reason:
             self._drop("source_list", reason)
 
@@ -166,19 +110,10 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
         for note in notes:
             self.get_logger().warning(note)
         stamp, q, v = st
-        a = np.zeros(rt.model.nv)
-        if self.reference is not None:
-            _, _, a_ref = self.reference.sample(stamp or now)
-            if a_ref is not None:
-                a = a_ref
         try:
-            if rt.actuated:     # a closed-loop mechanism: Kim (2012) eqs. (56)-(66)
-                q, v, a = ldr.complete_motion(rt.model, q, v, a, rt.actuated)
-                tau, _ = ldr.constrained_inverse_dynamics(rt.model, q, v, a, rt.actuated)
-            else:
-                tau = ldr.inverse_dynamics(rt.model, q, v, a)
+            tau = self.runtime.torques(stamp, q, v, now)
         except ValueError as e:
-            return self._drop("joint_states", "inverse dynamics refused the state: %s" % e)
+            return self._drop("joint_states", str(e))
         if self._guard_command(rt, tau, stamp, q, now) is not None:
             rt.inputs.accept(stamp)
 
@@ -201,28 +136,6 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
 
     def _command_publishers(self):
         return [p for p in (self.pub, self.cmd_pub) if p is not None]
-
-
-def _closed_loops(model, p):
-    """(model with the closures of ``loops_file``, actuated joints) or ValueError with a reason.
-    A model with closures needs ``actuated_joints``; a tree ignores them."""
-    if p.loops_file:
-        try:
-            model = model.with_loops(tuple(model.loops) + tuple(ldr.load_loops_yaml(p.loops_file)))
-        except ValueError as e:
-            raise ValueError("loops_file %r: %s" % (p.loops_file, e)) from None
-    if not model.nc:
-        if p.actuated_joints:
-            raise ValueError("actuated_joints is for closed-loop models; this one has no "
-                             "loop closures (give loops_file or <loop_joint> elements)")
-        return model, None
-    if not p.actuated_joints:
-        raise ValueError("the model has %d loop closure(s) (%s): set actuated_joints"
-                         % (len(model.loops), ", ".join(lp.name for lp in model.loops)))
-    unknown = [j for j in p.actuated_joints if j not in model.joint_names]
-    if unknown:
-        raise ValueError("actuated_joints names %s, not in the model" % unknown)
-    return model, list(p.actuated_joints)
 
 
 def main(args=None):

@@ -1,0 +1,27 @@
+"""Parameters of external_torque_observer_node (node name external_torque_observer);
+docs/ros.md."""
+from lie_dynamics_ros.ros.model_source import Param
+from lie_dynamics_ros.ros.node_common import positive_values, three_values
+from lie_dynamics_ros.runtime.observer import TORQUE_SOURCES
+
+PARAMS = [
+    Param("observer_gain", [50.0], "double_array",
+          "K_O (1/s): one value for every joint, or one per joint; the estimate's time "
+          "constant is 1/K_O. Keep K_O * (state period) < 1.", check=positive_values),
+    Param("contact_threshold", [2.0], "double_array",
+          "|r_i| above this (N m or N) means contact: one value, or one per joint.",
+          check=positive_values),
+    Param("torque_source", "command", "string",
+          "command: joint_torques / effort_controller/commands; joint_states: the effort "
+          "field of joint_states (a driver or simulator that reports applied torques).",
+          read_only=True,
+          check=lambda s: None if s in TORQUE_SOURCES else "must be one of %s"
+          % (TORQUE_SOURCES,)),
+    Param("joints", [], "string_array",
+          "Element order of effort_controller/commands; default: the model's joint order.",
+          read_only=True),
+    Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
+          check=three_values),
+    Param("log_throttle_sec", 2.0, "double",
+          "Minimum period of repeated warnings (dropped messages)."),
+]

@@ -1,0 +1,121 @@
+"""The external-torque observer's runtime around ``estimation.MomentumObserver`` (De Luca et
+al. 2006, eq. (6)): which torques were applied between two states, the contact flag and its
+rising edges, and what the diagnostics report. external_torque_observer_node converts
+messages around it.
+
+``p`` is a namespace of the node's parameter values (ros/schemas/external_torque_observer.py).
+"""
+import numpy as np
+
+from ..estimation import MomentumObserver
+from .commanding import command_columns, rest_pose
+from .robot import joint_state_reason
+
+#: where the applied torques come from: the last command received before a state, or the
+#: state's own effort field (a driver or simulator that reports the applied torque there)
+TORQUE_SOURCES = ("command", "joint_states")
+
+#: parameters whose change rebuilds the observer
+REBUILD = {"observer_gain", "contact_threshold", "gravity"}
+
+
+def build_observer(model, p):
+    """MomentumObserver of ``model`` with the gravity, gain and threshold of ``p``
+    (ValueError naming a bad gain or threshold)."""
+    return MomentumObserver(model.with_gravity(np.array(p.gravity, dtype=float)),
+                            gain=p.observer_gain, threshold=p.contact_threshold)
+
+
+class ObserverRuntime:
+    """Observer, applied torques and contact of one robot (``observer`` None before one)."""
+
+    def __init__(self, torque_source):
+        if torque_source not in TORQUE_SOURCES:
+            raise ValueError("torque_source must be one of %s, got %r"
+                             % (TORQUE_SOURCES, torque_source))
+        self.from_states = torque_source == "joint_states"
+        self.observer = None
+        self.cmd_cols = None
+        self.tau = None             # last applied torques (model order)
+        self.last_stamp_ns = None
+        self.in_contact = False
+        self.contacts = 0           # rising edges of the contact flag
+        self.estimates = 0
+
+    @property
+    def state_fields(self):
+        """What a joint_states message must carry."""
+        return ("position", "velocity") + (("effort",) if self.from_states else ())
+
+    def set_model(self, model, p):
+        """Observe ``model`` (kernels compiled now, not on the first state) -> reason or
+        None; nothing changes on a reason."""
+        reason = joint_state_reason(model)
+        if reason:
+            return reason
+        try:
+            cols = command_columns(model, p.joints)
+            observer = build_observer(model, p)
+        except ValueError as e:
+            return str(e)
+        q0, z = rest_pose(model), np.zeros(model.nv)
+        observer.update(q0, z, None, None)
+        observer.update(q0, z, z, 1e-3)
+        observer.reset()
+        self.observer, self.cmd_cols = observer, cols
+        self.tau = np.zeros(model.nv)
+        self.last_stamp_ns = None
+        return None
+
+    def rebuild(self, p):
+        """(reason, observer) with the gains of ``p`` on the current model; (None, None)
+        without a model."""
+        if self.observer is None:
+            return None, None
+        try:
+            return None, build_observer(self.observer.model, p)
+        except ValueError as e:
+            return str(e), None
+
+    def install(self, observer):
+        """A rebuilt observer starts over at the next state."""
+        self.observer = observer
+        self.last_stamp_ns = None
+
+    # -- inputs -------------------------------------------------------------------------------
+    def applied(self, tau):
+        """Torques by joint (model order) from joint_torques; ignored when the states carry
+        them."""
+        if not self.from_states:
+            self.tau = np.array(tau, dtype=float)
+
+    def commanded(self, values):
+        """Torques in ``joints`` order from the command array; ignored when the states carry
+        them."""
+        if not self.from_states:
+            self.tau[self.cmd_cols] = values
+
+    def update(self, stamp_ns, q, v, effort=None):
+        """The state at ``stamp_ns`` (its ``effort``: the applied torques with torque_source
+        joint_states) -> (r, contact, the joints of a new contact or None). ValueError for a
+        state the observer refuses (nothing changes)."""
+        tau = effort if self.from_states else self.tau
+        dt = None if self.last_stamp_ns is None else (stamp_ns - self.last_stamp_ns) * 1e-9
+        r = self.observer.update(q, v, tau, dt)
+        self.last_stamp_ns = stamp_ns
+        contact = self.observer.contact
+        new = None
+        if contact and not self.in_contact:
+            self.contacts += 1
+            new = self.observer.contact_joints()
+        self.in_contact = contact
+        self.estimates += 1
+        return r, contact, new
+
+    def status(self, dropped):
+        """(warn, message, [(key, value)]) for the diagnostics."""
+        if self.observer is None:
+            return True, "no robot model", []
+        return False, "contact" if self.observer.contact else "no contact", [
+            ("estimates", self.estimates), ("contacts", self.contacts), ("dropped", dropped),
+            ("max |r|", "%.4g" % float(np.abs(self.observer.r).max()))]

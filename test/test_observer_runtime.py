@@ -1,0 +1,106 @@
+"""runtime.observer without ROS: which torques the momentum observer is given, the contact flag
+and its rising edges, and the checks naming what is wrong. A held pose makes the external
+torque known exactly: with q fixed and v = 0, tau + tau_ext = g(q)."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import lie_dynamics_ros as ldr
+from lie_dynamics_ros.estimation import MomentumObserver
+from lie_dynamics_ros.runtime.observer import ObserverRuntime
+
+from models import bundled
+
+Q = np.array([0.4, -0.7])
+DT_NS = 1_000_000
+
+
+def params(**kw):
+    p = dict(observer_gain=[50.0], contact_threshold=[2.0], joints=[],
+             gravity=[0.0, 0.0, -9.81])
+    p.update(kw)
+    return SimpleNamespace(**p)
+
+
+@pytest.fixture(scope="module")
+def pend():
+    return bundled("double_pendulum.urdf")
+
+
+def observed(source, pend, **kw):
+    rt = ObserverRuntime(source)
+    assert rt.set_model(pend, params(**kw)) is None
+    return rt
+
+
+def test_a_held_pose_reports_the_external_torque_and_one_contact(pend):
+    rt = observed("command", pend, joints=["joint2", "joint1"], observer_gain=[200.0])
+    g = ldr.gravity_torques(pend, Q)
+    tau_ext = np.array([0.0, 3.0])                 # above the threshold on joint2 only
+    rt.commanded((g - tau_ext)[::-1])              # in `joints` order
+    news = []
+    for k in range(200):
+        r, contact, new = rt.update((k + 1) * DT_NS, Q, np.zeros(2))
+        news += [new] if new is not None else []
+    np.testing.assert_allclose(r, tau_ext, atol=1e-6)
+    assert contact and news == [["joint2"]] and rt.contacts == 1 and rt.estimates == 200
+    rt.commanded(g[::-1])                          # released: the estimate decays
+    for k in range(200, 400):
+        r, contact, new = rt.update((k + 1) * DT_NS, Q, np.zeros(2))
+    assert not contact and np.abs(r).max() < 1e-3
+    warn, message, values = rt.status(dropped=4)
+    assert not warn and message == "no contact"
+    assert dict(values)["contacts"] == 1 and dict(values)["dropped"] == 4
+
+
+def test_joint_states_source_uses_the_states_effort_and_ignores_commands(pend):
+    rt = observed("joint_states", pend, gravity=[0.0, 0.0, -5.0])
+    assert rt.state_fields == ("position", "velocity", "effort")
+    ref = MomentumObserver(pend.with_gravity(np.array([0.0, 0.0, -5.0])), gain=50.0,
+                           threshold=2.0)
+    rng = np.random.default_rng(2)
+    for k in range(5):
+        q, v, tau = rng.normal(size=2), rng.normal(size=2), rng.normal(size=2)
+        rt.applied(tau + 100.0)
+        rt.commanded(tau + 100.0)
+        r, _, _ = rt.update((k + 1) * 2 * DT_NS, q, v, tau)
+        np.testing.assert_allclose(r, ref.update(q, v, tau, None if k == 0 else 2e-3),
+                                   atol=1e-12)
+
+
+def test_command_source_uses_the_last_command_before_each_state(pend):
+    rt = observed("command", pend)
+    assert rt.state_fields == ("position", "velocity")
+    ref = MomentumObserver(pend.with_gravity(np.array([0.0, 0.0, -9.81])), gain=50.0,
+                           threshold=2.0)
+    rng = np.random.default_rng(4)
+    for k in range(5):
+        q, v, tau = rng.normal(size=2), rng.normal(size=2), rng.normal(size=2)
+        rt.applied(tau + 1.0)
+        rt.commanded(tau)                          # the later message wins
+        r, _, _ = rt.update((k + 1) * DT_NS, q, v)
+        np.testing.assert_allclose(r, ref.update(q, v, tau, None if k == 0 else 1e-3),
+                                   atol=1e-12)
+
+
+def test_bad_configuration_is_refused_and_named(pend, floating):
+    with pytest.raises(ValueError, match="torque_source"):
+        ObserverRuntime("effort")
+    rt = ObserverRuntime("command")
+    assert "1-DOF" in rt.set_model(floating, params())
+    assert "['nope']" in rt.set_model(pend, params(joints=["nope"]))
+    assert "gain" in rt.set_model(pend, params(observer_gain=[1.0, 2.0, 3.0]))
+    assert rt.observer is None and rt.status(0)[:2] == (True, "no robot model")
+    assert rt.rebuild(params()) == (None, None)            # nothing to rebuild yet
+    assert rt.set_model(pend, params()) is None
+    reason, obs = rt.rebuild(params(contact_threshold=[1.0, -1.0]))
+    assert obs is None and "threshold" in reason
+    reason, obs = rt.rebuild(params(observer_gain=[10.0]))
+    assert reason is None and (obs.gain == 10.0).all()
+    rt.update(DT_NS, Q, np.zeros(2))
+    rt.install(obs)
+    assert rt.observer is obs and rt.last_stamp_ns is None
+    with pytest.raises(ValueError, match="dt must be a positive number"):
+        rt.update(DT_NS, Q, np.zeros(2))
+        rt.update(DT_NS, Q, np.zeros(2))           # the same stamp again: dt = 0
