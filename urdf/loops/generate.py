@@ -121,11 +121,11 @@ class Mech:
         for n, (pos, m, com, I) in self.links.items():
             out.append(f'  <link name="{n}">')
             if m != 0.0:
-                out += ["    <inertial>",
-                        f'      <origin xyz="{f(com)}" rpy="0 0 0"/>', f'      <mass value="{m:.17g}"/>',
-                        f'      <inertia ixx="{I[0,0]:.17g}" ixy="{I[0,1]:.17g}" ixz="{I[0,2]:.17g}" '
-                        f'iyy="{I[1,1]:.17g}" iyz="{I[1,2]:.17g}" izz="{I[2,2]:.17g}"/>',
-                        "    </inertial>"]
+                out += ["    <inertial>", f'      <origin xyz="{f(com)}" rpy="0 0 0"/>',
+                        f'      <mass value="{m:.17g}"/>',
+                        f'      <inertia ixx="{I[0,0]:.17g}" ixy="{I[0,1]:.17g}" '
+                        f'ixz="{I[0,2]:.17g}" iyy="{I[1,1]:.17g}" iyz="{I[1,2]:.17g}" '
+                        f'izz="{I[2,2]:.17g}"/>', "    </inertial>"]
             out += urdf_visual_lines(self.visuals(n)) + ["  </link>"]
         for n, kind, p, c, ax in self.joints:
             out += [f'  <joint name="{n}" type="{kind}">', f'    <parent link="{p}"/>',
