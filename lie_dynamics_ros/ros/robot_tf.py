@@ -1,0 +1,135 @@
+"""The topics that let a viewer draw the robot from a bag: ``/tf`` and ``/tf_static``
+(tf2_msgs/msg/TFMessage) and ``/robot_description`` (std_msgs/msg/String).
+
+tf2_msgs has no Jazzy wheel, so TFMessage is written here: its ``ros2msg`` definition (the
+one line of TFMessage.msg, then the installed geometry_msgs definitions it nests) and its CDR
+bytes (XCDR1 little endian, each primitive aligned to its size from the start of the payload).
+"""
+import struct
+from typing import Iterable, Tuple
+
+import numpy as np
+
+from ..algorithms.link_transforms import moving_link_transforms, static_link_transforms
+from ..lie import so3
+from ..runtime.robot import joint_state_reason
+from .recording import MessageType, Rosbag2Recorder, message_definition, qos_profile_dict
+
+TF_TOPIC, TF_STATIC_TOPIC, DESCRIPTION_TOPIC = "/tf", "/tf_static", "/robot_description"
+#: tf2_ros' TransformBroadcaster publisher depth
+TF_DEPTH = 100
+
+
+def tf_message_type() -> MessageType:
+    """tf2_msgs/msg/TFMessage as a schema: name and complete definition."""
+    from geometry_msgs.msg import TransformStamped
+    nested = message_definition(TransformStamped)
+    return MessageType("tf2_msgs/msg/TFMessage",
+                       "geometry_msgs/TransformStamped[] transforms\n" + "=" * 80 +
+                       "\nMSG: geometry_msgs/msg/TransformStamped\n" + nested)
+
+
+class _Cdr:
+    """Little-endian CDR writer; offsets count from after the 4-byte encapsulation header."""
+
+    def __init__(self):
+        self.buf = bytearray(b"\x00\x01\x00\x00")       # CDR_LE, no options
+
+    def _align(self, n):
+        self.buf += b"\x00" * (-(len(self.buf) - 4) % n)
+
+    def pack(self, fmt, size, *values):
+        self._align(size)
+        self.buf += struct.pack("<" + fmt, *values)
+
+    def string(self, s):
+        b = s.encode("utf-8")
+        self.pack("I", 4, len(b) + 1)                   # the length counts the NUL
+        self.buf += b + b"\x00"
+
+
+def encode_tf_message(transforms: Iterable[Tuple[int, str, str, np.ndarray]]) -> bytes:
+    """CDR bytes of a TFMessage of (stamp ns, parent frame, child frame, 4x4 pose) items."""
+    transforms = list(transforms)
+    w = _Cdr()
+    w.pack("I", 4, len(transforms))
+    for stamp_ns, parent, child, T in transforms:
+        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+        w.pack("iI", 4, sec, nsec)
+        w.string(parent)
+        w.string(child)
+        w.pack("3d", 8, *(float(x) for x in T[:3, 3]))
+        w.pack("4d", 8, *(float(x) for x in so3.rot_to_quat(T[:3, :3])))
+    return bytes(w.buf)
+
+
+def _serialize(msg) -> bytes:
+    from rclpy.serialization import serialize_message
+    return serialize_message(msg)
+
+
+class RobotTf:
+    """Writes a robot's /robot_description and /tf_static once (``start``) and its /tf for
+    every sensor_msgs/JointState (``joint_state``), from our forward kinematics, into a
+    ``Rosbag2Recorder`` or ``McapRecorder``.
+
+    A JointState that does not give every joint's position gets no /tf; ``skipped`` counts
+    them and ``skip_reason`` keeps the first reason."""
+
+    def __init__(self, model, description: str):
+        reason = joint_state_reason(model)
+        if reason:
+            raise ValueError("cannot record /tf from joint_states: " + reason)
+        from .conversions import JointIndex
+        self.model, self.description = model, description
+        self.index = JointIndex(model.joint_names)
+        self.tf_type = tf_message_type()
+        self.skipped, self.skip_reason = 0, None
+        from rclpy.qos import QoSProfile
+        from .model_source import transient_local_qos
+        self._latched = [qos_profile_dict(transient_local_qos())]
+        self._volatile = [qos_profile_dict(QoSProfile(depth=TF_DEPTH))]
+
+    @classmethod
+    def from_file(cls, path: str) -> "RobotTf":
+        """From a URDF (or SDF) file; raises ValueError naming what is wrong with it."""
+        from .model_source import load_model
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return cls(load_model(path, True), text)
+
+    @staticmethod
+    def _write(recorder, topic, msg_type, data, log_time_ns, qos):
+        if isinstance(recorder, Rosbag2Recorder):
+            recorder.write(topic, msg_type, data, log_time_ns, offered_qos=qos)
+        else:
+            recorder.write(topic, msg_type, data, log_time_ns)
+
+    def start(self, recorder, log_time_ns: int):
+        """/robot_description and /tf_static, latched (transient local) as
+        robot_state_publisher and tf2's StaticTransformBroadcaster offer them."""
+        from std_msgs.msg import String
+        self._write(recorder, DESCRIPTION_TOPIC, String,
+                    _serialize(String(data=self.description)), log_time_ns, self._latched)
+        static = [(log_time_ns, t.parent, t.child, t.pose)
+                  for t in static_link_transforms(self.model)]
+        self._write(recorder, TF_STATIC_TOPIC, self.tf_type, encode_tf_message(static),
+                    log_time_ns, self._latched)
+
+    def joint_state(self, recorder, data: bytes, log_time_ns: int):
+        """/tf for one serialized JointState, stamped with its header stamp."""
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import JointState
+        from .conversions import parse_joint_state
+        js, reason = parse_joint_state(deserialize_message(bytes(data), JointState), self.index,
+                                       need=("position",), optional=())
+        if reason:
+            self.skipped += 1
+            self.skip_reason = self.skip_reason or reason
+            return
+        q = np.zeros(self.model.nq)
+        q[self.model.joint_q_index] = js.position
+        tf = [(js.stamp_ns, t.parent, t.child, t.pose)
+              for t in moving_link_transforms(self.model, q)]
+        self._write(recorder, TF_TOPIC, self.tf_type, encode_tf_message(tf), log_time_ns,
+                    self._volatile)
