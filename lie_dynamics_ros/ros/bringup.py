@@ -149,7 +149,8 @@ def build_parser():
     p.add_argument("--offline", action="store_true",
                    help="step as fast as possible, in lockstep with the controller")
     p.add_argument("--record", metavar="BAG", default=None,
-                   help="record the graph's topics to a rosbag2 bag: a new folder BAG with "
+                   help="record the graph's topics, and the robot (/tf, /tf_static, "
+                   "/robot_description), to a rosbag2 bag: a new folder BAG with "
                    "metadata.yaml and BAG_0.mcap (ros2 bag info/play, Foxglove)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
