@@ -170,3 +170,32 @@ def test_bringup_offline_record_carries_the_robot(tmp_path):
             np.testing.assert_allclose(pose_of(t.transform), ref, rtol=0, atol=TOL)
         moved = max(moved, float(np.abs(np.asarray(js.position) - states[0].position).max()))
     assert moved > 1e-3    # the states differ: each /tf comes from its own state
+
+
+def test_plain_mcap_recorder_gets_tf_decoded_from_our_definition(tmp_path):
+    """McapRecorder too; mcap_ros2 decodes /tf with the schema we wrote (our definition
+    text, parsed by a second independent reader)."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    from lie_dynamics_ros.ros.recording import McapRecorder
+    model = ldr.load_urdf(ARM7)
+    robot = RobotTf(model, "<robot/>")
+    path = str(tmp_path / "run.mcap")
+    rec = McapRecorder(path)
+    robot.start(rec, 0)
+    q = ldr.random_configuration(model, np.random.default_rng(4))
+    js = JointState(name=list(model.joint_names), position=list(q))
+    js.header.stamp.sec = 3
+    robot.joint_state(rec, serialize_message(js), 3_000_000_000)
+    rec.close()
+    with open(path, "rb") as f:
+        msgs = {c.topic: m for _, c, _, m in make_reader(
+            f, decoder_factories=[DecoderFactory()]).iter_decoded_messages()}
+    assert msgs["/robot_description"].data == "<robot/>"
+    assert len(msgs["/tf_static"].transforms) == 3
+    poses = ldr.forward_kinematics(model, q)
+    tf = msgs["/tf"].transforms
+    assert len(tf) == 7 and all(t.header.stamp.sec == 3 for t in tf)
+    for t in tf:
+        ref = np.linalg.inv(poses[t.header.frame_id]) @ poses[t.child_frame_id]
+        np.testing.assert_allclose(pose_of(t.transform), ref, rtol=0, atol=TOL)

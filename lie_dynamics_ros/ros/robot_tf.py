@@ -5,6 +5,7 @@ tf2_msgs has no Jazzy wheel, so TFMessage is written here: its ``ros2msg`` defin
 one line of TFMessage.msg, then the installed geometry_msgs definitions it nests) and its CDR
 bytes (XCDR1 little endian, each primitive aligned to its size from the start of the payload).
 """
+import functools
 import struct
 from typing import Iterable, Tuple
 
@@ -29,38 +30,43 @@ def tf_message_type() -> MessageType:
                        "\nMSG: geometry_msgs/msg/TransformStamped\n" + nested)
 
 
-class _Cdr:
-    """Little-endian CDR writer; offsets count from after the 4-byte encapsulation header."""
+@functools.lru_cache(maxsize=64)
+def _layout(frames: Tuple[Tuple[str, str], ...]):
+    """struct.Struct of a TFMessage with these (parent, child) frames. CDR pads each primitive
+    to a multiple of its size, counted from after the 4-byte encapsulation header."""
+    fmt, off = ["<4sI"], 4                             # header, sequence length
 
-    def __init__(self):
-        self.buf = bytearray(b"\x00\x01\x00\x00")       # CDR_LE, no options
-
-    def _align(self, n):
-        self.buf += b"\x00" * (-(len(self.buf) - 4) % n)
-
-    def pack(self, fmt, size, *values):
-        self._align(size)
-        self.buf += struct.pack("<" + fmt, *values)
-
-    def string(self, s):
-        b = s.encode("utf-8")
-        self.pack("I", 4, len(b) + 1)                   # the length counts the NUL
-        self.buf += b + b"\x00"
+    def align(n):
+        nonlocal off
+        pad = -off % n
+        fmt.append("%dx" % pad if pad else "")
+        off += pad
+    for parent, child in frames:
+        align(4)
+        fmt.append("iI")                               # stamp sec, nanosec
+        off += 8
+        for name in (parent, child):
+            align(4)
+            n = len(name.encode("utf-8")) + 1          # the length counts the NUL
+            fmt.append("I%ds" % n)
+            off += 4 + n
+        align(8)
+        fmt.append("7d")                               # translation, quaternion x y z w
+        off += 56
+    return struct.Struct("".join(fmt))
 
 
 def encode_tf_message(transforms: Iterable[Tuple[int, str, str, np.ndarray]]) -> bytes:
     """CDR bytes of a TFMessage of (stamp ns, parent frame, child frame, 4x4 pose) items."""
     transforms = list(transforms)
-    w = _Cdr()
-    w.pack("I", 4, len(transforms))
+    values = [b"\x00\x01\x00\x00", len(transforms)]   # CDR little endian, no options
     for stamp_ns, parent, child, T in transforms:
-        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
-        w.pack("iI", 4, sec, nsec)
-        w.string(parent)
-        w.string(child)
-        w.pack("3d", 8, *(float(x) for x in T[:3, 3]))
-        w.pack("4d", 8, *(float(x) for x in so3.rot_to_quat(T[:3, :3])))
-    return bytes(w.buf)
+        values += divmod(int(stamp_ns), 1_000_000_000)
+        for name in (parent, child):
+            b = name.encode("utf-8") + b"\x00"
+            values += (len(b), b)
+        values += T[:3, 3].tolist() + so3.rot_to_quat(T[:3, :3]).tolist()
+    return _layout(tuple((p, c) for _, p, c, _ in transforms)).pack(*values)
 
 
 def _serialize(msg) -> bytes:
