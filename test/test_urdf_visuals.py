@@ -49,3 +49,35 @@ def test_the_bundled_urdfs_are_found():
 def test_the_model_still_loads(path):
     model = ldr.load_sdf(path) if path.endswith(".sdf") else ldr.load_urdf(path)
     assert model.nv > 0 and model.total_mass > 0
+
+
+@pytest.mark.parametrize("path", URDFS, ids=os.path.basename)
+def test_pinocchio_reads_the_visuals_and_each_rod_starts_at_its_link_frame(path, tmp_path):
+    """An independent URDF reader (Pinocchio's geometry model) finds every <visual> as a
+    primitive; each cylinder runs from the link frame (where the joint moving it is) along
+    the rotated z axis of its origin's rpy."""
+    import numpy as np
+    import pinocchio as pin
+    root = ET.parse(path).getroot()
+    for el in root.findall("loop_joint"):
+        root.remove(el)
+    tree = tmp_path / os.path.basename(path)
+    tree.write_text(ET.tostring(root, encoding="unicode"))
+    pm = pin.buildModelFromUrdf(str(tree))
+    geoms = pin.buildGeomFromUrdf(pm, str(tree), pin.GeometryType.VISUAL)
+    visuals = [v for link in root.findall("link") for v in link.findall("visual")]
+    assert geoms.ngeoms == len(visuals)
+    assert {type(g.geometry).__name__ for g in geoms.geometryObjects} <= {"Cylinder", "Sphere",
+                                                                         "Box"}
+    rods = 0
+    for v in visuals:
+        cyl = v.find("geometry/cylinder")
+        if cyl is None:
+            continue
+        o = v.find("origin")
+        xyz = np.array([float(x) for x in o.get("xyz").split()])
+        R = pin.rpy.rpyToMatrix(*[float(x) for x in o.get("rpy").split()])
+        half = R[:, 2] * float(cyl.get("length")) / 2
+        assert min(np.linalg.norm(xyz - half), np.linalg.norm(xyz + half)) < 1e-5
+        rods += 1
+    assert rods > 0
