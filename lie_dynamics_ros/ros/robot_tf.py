@@ -10,10 +10,17 @@ import struct
 from typing import Iterable, Tuple
 
 import numpy as np
+from geometry_msgs.msg import TransformStamped
+from rclpy.qos import QoSProfile
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 
 from ..algorithms.link_transforms import moving_link_transforms, static_link_transforms
 from ..lie import so3
 from ..runtime.robot import joint_state_reason
+from .conversions import JointIndex, parse_joint_state
+from .model_source import load_model, transient_local_qos
 from .recording import MessageType, Rosbag2Recorder, message_definition, qos_profile_dict
 
 TF_TOPIC, TF_STATIC_TOPIC, DESCRIPTION_TOPIC = "/tf", "/tf_static", "/robot_description"
@@ -23,7 +30,6 @@ TF_DEPTH = 100
 
 def tf_message_type() -> MessageType:
     """tf2_msgs/msg/TFMessage as a schema: name and complete definition."""
-    from geometry_msgs.msg import TransformStamped
     nested = message_definition(TransformStamped)
     return MessageType("tf2_msgs/msg/TFMessage",
                        "geometry_msgs/TransformStamped[] transforms\n" + "=" * 80 +
@@ -69,11 +75,6 @@ def encode_tf_message(transforms: Iterable[Tuple[int, str, str, np.ndarray]]) ->
     return _layout(tuple((p, c) for _, p, c, _ in transforms)).pack(*values)
 
 
-def _serialize(msg) -> bytes:
-    from rclpy.serialization import serialize_message
-    return serialize_message(msg)
-
-
 class RobotTf:
     """Writes a robot's /robot_description and /tf_static once (``start``) and its /tf for
     every sensor_msgs/JointState (``joint_state``), from our forward kinematics, into a
@@ -86,20 +87,16 @@ class RobotTf:
         reason = joint_state_reason(model)
         if reason:
             raise ValueError("cannot record /tf from joint_states: " + reason)
-        from .conversions import JointIndex
         self.model, self.description = model, description
         self.index = JointIndex(model.joint_names)
         self.tf_type = tf_message_type()
         self.skipped, self.skip_reason = 0, None
-        from rclpy.qos import QoSProfile
-        from .model_source import transient_local_qos
         self._latched = [qos_profile_dict(transient_local_qos())]
         self._volatile = [qos_profile_dict(QoSProfile(depth=TF_DEPTH))]
 
     @classmethod
     def from_file(cls, path: str) -> "RobotTf":
         """From a URDF (or SDF) file; raises ValueError naming what is wrong with it."""
-        from .model_source import load_model
         with open(path, encoding="utf-8") as f:
             text = f.read()
         return cls(load_model(path, True), text)
@@ -114,9 +111,8 @@ class RobotTf:
     def start(self, recorder, log_time_ns: int):
         """/robot_description and /tf_static, latched (transient local) as
         robot_state_publisher and tf2's StaticTransformBroadcaster offer them."""
-        from std_msgs.msg import String
         self._write(recorder, DESCRIPTION_TOPIC, String,
-                    _serialize(String(data=self.description)), log_time_ns, self._latched)
+                    serialize_message(String(data=self.description)), log_time_ns, self._latched)
         static = [(log_time_ns, t.parent, t.child, t.pose)
                   for t in static_link_transforms(self.model)]
         self._write(recorder, TF_STATIC_TOPIC, self.tf_type, encode_tf_message(static),
@@ -124,9 +120,6 @@ class RobotTf:
 
     def joint_state(self, recorder, data: bytes, log_time_ns: int):
         """/tf for one serialized JointState, stamped with its header stamp."""
-        from rclpy.serialization import deserialize_message
-        from sensor_msgs.msg import JointState
-        from .conversions import parse_joint_state
         js, reason = parse_joint_state(deserialize_message(bytes(data), JointState), self.index,
                                        need=("position",), optional=())
         if reason:
