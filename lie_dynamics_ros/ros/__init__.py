@@ -14,7 +14,9 @@
 - ``bringup``: runs the launch files' graphs in one process (``ldr_bringup``);
 - ``adaptive_demo``: the closed-loop adaptive-control demo (``ldr_adaptive_demo``,
   ``make demo``);
-- ``recording``: rosbag2 bags (metadata.yaml + MCAP).
+- ``recording``: rosbag2 bags (metadata.yaml + MCAP);
+- ``robot_tf``: the robot in a bag, ``/tf``, ``/tf_static`` and ``/robot_description``
+  (tf2_msgs/TFMessage defined and serialized without tf2_msgs).
 
 Importing this package does not import rclpy; import the submodules you need.
 """

@@ -19,7 +19,9 @@ Modes:
   that state has arrived (matched by header stamp), then the next step is taken.
 
 ``--record BAG`` writes the graph's topics to a rosbag2 bag, the folder BAG with
-``metadata.yaml`` and ``BAG_0.mcap`` (``ros2 bag info/play``, Foxglove, PlotJuggler). A progress bar on stderr accompanies runs with a
+``metadata.yaml`` and ``BAG_0.mcap`` (``ros2 bag info/play``, Foxglove, PlotJuggler), and the
+robot itself: ``/robot_description``, ``/tf_static`` and, for every joint_states, ``/tf``
+(``ros/robot_tf.py``). A progress bar on stderr accompanies runs with a
 ``--duration`` (on by default when stderr is a terminal, ``--progress`` forces it).
 """
 import argparse
@@ -147,7 +149,8 @@ def build_parser():
     p.add_argument("--offline", action="store_true",
                    help="step as fast as possible, in lockstep with the controller")
     p.add_argument("--record", metavar="BAG", default=None,
-                   help="record the graph's topics to a rosbag2 bag: a new folder BAG with "
+                   help="record the graph's topics, and the robot (/tf, /tf_static, "
+                   "/robot_description), to a rosbag2 bag: a new folder BAG with "
                    "metadata.yaml and BAG_0.mcap (ros2 bag info/play, Foxglove)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
@@ -192,6 +195,17 @@ def recorded_topics():
             ("/clock", Clock)]
 
 
+def recorded_robot(urdf_path: str, stream=sys.stderr):
+    """What writes /tf, /tf_static and /robot_description into the bag, or None (with a
+    warning on ``stream``) when the robot cannot be drawn from joint_states."""
+    from lie_dynamics_ros.ros.robot_tf import RobotTf
+    try:
+        return RobotTf.from_file(urdf_path)
+    except (OSError, ValueError) as e:
+        print("ldr_bringup: warning: the bag gets no /tf: %s" % e, file=stream)
+        return None
+
+
 def run(argv=None, stream=sys.stderr):
     """Run a graph; returns a summary dict (steps, sim_time, wall_time, recorded, ...)."""
     import rclpy
@@ -222,7 +236,7 @@ def run(argv=None, stream=sys.stderr):
     context = rclpy.Context()
     rclpy.init(args=["ldr_bringup"], context=context)
     executor = SingleThreadedExecutor(context=context)
-    nodes, sim, recorder = [], None, None
+    nodes, sim, recorder, robot = [], None, None, None
     summary = {"graph": opts.graph, "steps": 0, "sim_time": 0.0, "recorded": 0}
     try:
         for spec in specs:
@@ -246,7 +260,8 @@ def run(argv=None, stream=sys.stderr):
                 "graph": opts.graph, "urdf": opts.urdf_abs, "offline": opts.offline})
             rec_node = Node("recorder", context=context, cli_args=["--ros-args"] + opts.ros_args)
             clock = (lambda: sim.sim.t_ns) if sim is not None else time.time_ns
-            record_topics(rec_node, recorder, recorded_topics(), clock=clock)
+            robot = recorded_robot(opts.urdf_abs, stream)
+            record_topics(rec_node, recorder, recorded_topics(), clock=clock, robot=robot)
             nodes.append(rec_node)
             executor.add_node(rec_node)
         # let discovery match publishers and subscribers before the first message
@@ -301,6 +316,9 @@ def run(argv=None, stream=sys.stderr):
     finally:
         if recorder is not None:
             recorder.close()
+            if robot is not None and robot.skipped:
+                print("ldr_bringup: warning: %d joint_states got no /tf (%s)" % (
+                    robot.skipped, robot.skip_reason), file=stream)
             summary["recorded"] = recorder.count
             summary["record_file"] = recorder.path
         executor.shutdown()

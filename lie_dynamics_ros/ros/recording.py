@@ -12,6 +12,9 @@ rosbag2's docs/message_definition_encoding.md) and one channel per topic (messag
 nothing is re-serialized. ``ros2 bag info/play FILE.mcap`` (rosbag2 with the MCAP storage
 plugin), Foxglove Studio and PlotJuggler open the result.
 
+A type with no installed class (tf2_msgs/msg/TFMessage, see ``robot_tf``) is given as a
+``MessageType`` (name, definition) with bytes serialized by its writer.
+
 Only ``mcap`` is needed to write (``mcap-ros2-support`` is used by the tests to read back).
 """
 import importlib
@@ -19,14 +22,23 @@ import os
 import re
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 _PRIMITIVES = {"double": "float64", "float": "float32", "boolean": "bool", "octet": "byte"}
 _NAMESPACED = re.compile(r"([A-Za-z0-9_]+)/([A-Za-z0-9_]+)")
 
 
+class MessageType(NamedTuple):
+    """A message type without an installed Python class (e.g. tf2_msgs/msg/TFMessage): its
+    full name and complete ``ros2msg`` definition. Accepted wherever a message class is."""
+    name: str
+    definition: str
+
+
 def type_name(msg_cls) -> str:
     """Full ROS type name, e.g. ``sensor_msgs/msg/JointState``."""
+    if isinstance(msg_cls, MessageType):
+        return msg_cls.name
     pkg = msg_cls.__module__.split(".")[0]
     return "%s/msg/%s" % (pkg, msg_cls.__name__)
 
@@ -84,6 +96,8 @@ def _dependencies(msg_cls):
 def message_definition(msg_cls) -> str:
     """Complete ``ros2msg`` definition of ``msg_cls``: its own text, then every dependency
     (depth first, once each) after a line of 80 ``=`` and ``MSG: pkg/msg/Type``."""
+    if isinstance(msg_cls, MessageType):
+        return msg_cls.definition
     parts, seen = [], set()
 
     def text_of(cls):
@@ -284,27 +298,37 @@ def offered_qos(node, topic: str) -> List[dict]:
         return []
 
 
-def record_topics(node, recorder, topics, clock: Callable[[], int] = None, qos=None):
+def record_topics(node, recorder, topics, clock: Callable[[], int] = None, qos=None,
+                  robot=None, robot_topic: str = "joint_states"):
     """Subscribe ``node`` to ``topics`` (iterable of (name, msg class)) with raw subscriptions
     and write every message to ``recorder`` (``Rosbag2Recorder`` or ``McapRecorder``);
     ``clock()`` gives the log time in ns (default: wall time). For a rosbag2 bag the
     publishers' offered QoS is looked up when a topic's first message arrives.
+
+    ``robot`` (a ``robot_tf.RobotTf``) also writes /robot_description and /tf_static now, and
+    /tf for every message of ``robot_topic`` (one of ``topics``), at the same log time.
     Returns the subscriptions."""
     from rclpy.qos import QoSProfile
     qos = qos or QoSProfile(depth=1000)
     clock = clock or time.time_ns
     bag = isinstance(recorder, Rosbag2Recorder)
+    if robot is not None:
+        robot.start(recorder, clock())
     subs = []
     for name, cls in topics:
         resolved = node.resolve_topic_name(name) if hasattr(node, "resolve_topic_name") \
             else name
+        tf = robot if robot is not None and name == robot_topic else None
 
-        def cb(data, topic=resolved, cls=cls):
+        def cb(data, topic=resolved, cls=cls, tf=tf):
+            t = clock()
             if bag:
                 first = topic not in recorder._topics
-                recorder.write(topic, cls, data, clock(),
+                recorder.write(topic, cls, data, t,
                                offered_qos=offered_qos(node, topic) if first else None)
             else:
-                recorder.write(topic, cls, data, clock())
+                recorder.write(topic, cls, data, t)
+            if tf is not None:
+                tf.joint_state(recorder, data, t)
         subs.append(node.create_subscription(cls, name, cb, qos, raw=True))
     return subs

@@ -6,6 +6,13 @@ Every link frame has the world orientation; its origin is the joint that moves i
 uniform rods (mass m, length l between two points, inertia m l^2 / 12 across the rod plus
 1e-6 kg m^2 isotropic so that every tensor is positive definite). Gravity is the model default.
 The reference pose (all joints at 0) is assembled: the closures hold there.
+
+Visuals (``link_visuals``, used for the hand-written URDFs of ../ too): a cylinder from the link
+frame to its farthest child joint (or, with no child away from the origin, to twice the centre
+of mass, as for a uniform rod), its radius that of a solid cylinder with the link's inertia
+about that axis (I = m r^2 / 2; a tenth of its length for a massless link), kept within
+[1 cm, a quarter of its length]; and a ball of water density at the centre of mass when the
+mass does not sit along the rod. A link with neither gets a 1 cm ball as a marker.
 """
 import math
 import os
@@ -14,6 +21,58 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EPS_I = 1e-6
+
+
+RHO = 1000.0       # kg/m^3 of the balls drawn at off-rod centres of mass
+R_MIN = 0.01       # m, thinnest visual
+
+
+def link_visuals(children, mass, com, inertia):
+    """[(kind, size, xyz, rpy)] of one link: kind "cylinder" (size = (radius, length), along
+    z of the visual frame) or "sphere" (size = (radius,)); ``children`` are the child joints'
+    origins in the link frame, ``com`` and ``inertia`` (3x3 about the COM) as in <inertial>."""
+    com, inertia = np.asarray(com, float), np.asarray(inertia, float)
+    ends = [np.asarray(c, float) for c in children if np.linalg.norm(c) > 1e-9]
+    end = max(ends, key=np.linalg.norm) if ends else (2 * com if mass else np.zeros(3))
+    length = float(np.linalg.norm(end))
+    out = []
+    if length > 1e-9:
+        d = end / length
+        r = math.sqrt(2 * float(d @ inertia @ d) / mass) if mass else 0.1 * length
+        r = max(R_MIN, min(r, 0.25 * length))
+        # rpy with Rz(yaw) Ry(pitch) e_z = d
+        rpy = (0.0, math.acos(max(-1.0, min(1.0, d[2]))), math.atan2(d[1], d[0]))
+        out.append(("cylinder", (r, length), end / 2, rpy))
+    if mass and (length <= 1e-9 or np.linalg.norm(com - end / 2) > 0.25 * length):
+        r = max(R_MIN, (3 * mass / (4 * math.pi * RHO)) ** (1 / 3))
+        out.append(("sphere", (r,), com, (0.0, 0.0, 0.0)))
+    if not out:                         # a massless frame: a marker
+        out.append(("sphere", (R_MIN,), np.zeros(3), (0.0, 0.0, 0.0)))
+    return out
+
+
+def urdf_visual_lines(visuals, indent="    "):
+    """<visual> elements of ``link_visuals``."""
+    out = []
+    for kind, size, xyz, rpy in visuals:
+        geom = (f'<cylinder radius="{size[0]:.6g}" length="{size[1]:.6g}"/>' if kind == "cylinder"
+                else f'<sphere radius="{size[0]:.6g}"/>')
+        out += [f"{indent}<visual>",
+                f'{indent}  <origin xyz="{_short(xyz)}" rpy="{_short(rpy)}"/>',
+                f"{indent}  <geometry>{geom}</geometry>", f"{indent}</visual>"]
+    return out
+
+
+def sdf_visual_lines(name, visuals, indent="      "):
+    out = []
+    for k, (kind, size, xyz, rpy) in enumerate(visuals):
+        geom = (f"<cylinder><radius>{size[0]:.6g}</radius><length>{size[1]:.6g}</length>"
+                "</cylinder>" if kind == "cylinder" else f"<sphere><radius>{size[0]:.6g}</radius>"
+                "</sphere>")
+        out += [f'{indent}<visual name="{name}_visual_{k}">',
+                f"{indent}  <pose>{_short(xyz)} {_short(rpy)}</pose>",
+                f"{indent}  <geometry>{geom}</geometry>", f"{indent}</visual>"]
+    return out
 
 
 class Mech:
@@ -44,6 +103,11 @@ class Mech:
         self.closures.append((name, kind, link_a, link_b, np.asarray(point, float),
                               np.asarray(axis, float)))
 
+    def visuals(self, name):
+        pos, m, com, I = self.links[name]
+        children = [self._rel(c, p) for _, _, p, c, _ in self.joints if p == name]
+        return link_visuals(children, m, com, I)
+
     # -- writers ------------------------------------------------------------------------
     def _rel(self, child, parent):
         return self.links[child][0] - self.links[parent][0]
@@ -55,14 +119,14 @@ class Mech:
                "  extension for closed loops (docs/loops.md); other URDF readers ignore them.",
                "-->", f'<robot name="{self.name}">']
         for n, (pos, m, com, I) in self.links.items():
-            if m == 0.0:
-                out.append(f'  <link name="{n}"/>')
-                continue
-            out += [f'  <link name="{n}">', "    <inertial>",
-                    f'      <origin xyz="{f(com)}" rpy="0 0 0"/>', f'      <mass value="{m:.17g}"/>',
-                    f'      <inertia ixx="{I[0,0]:.17g}" ixy="{I[0,1]:.17g}" ixz="{I[0,2]:.17g}" '
-                    f'iyy="{I[1,1]:.17g}" iyz="{I[1,2]:.17g}" izz="{I[2,2]:.17g}"/>',
-                    "    </inertial>", "  </link>"]
+            out.append(f'  <link name="{n}">')
+            if m != 0.0:
+                out += ["    <inertial>", f'      <origin xyz="{f(com)}" rpy="0 0 0"/>',
+                        f'      <mass value="{m:.17g}"/>',
+                        f'      <inertia ixx="{I[0,0]:.17g}" ixy="{I[0,1]:.17g}" '
+                        f'ixz="{I[0,2]:.17g}" iyy="{I[1,1]:.17g}" iyz="{I[1,2]:.17g}" '
+                        f'izz="{I[2,2]:.17g}"/>', "    </inertial>"]
+            out += urdf_visual_lines(self.visuals(n)) + ["  </link>"]
         for n, kind, p, c, ax in self.joints:
             out += [f'  <joint name="{n}" type="{kind}">', f'    <parent link="{p}"/>',
                     f'    <child link="{c}"/>', f'    <origin xyz="{f(self._rel(c, p))}" rpy="0 0 0"/>']
@@ -107,7 +171,7 @@ class Mech:
                                      ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))):
                     out.append(f"          <{k}>{I[i, j]:.17g}</{k}>")
                 out += ["        </inertia>", "      </inertial>"]
-            out.append("    </link>")
+            out += sdf_visual_lines(n, self.visuals(n)) + ["    </link>"]
         out += ['    <joint name="world_weld" type="fixed">', "      <parent>world</parent>",
                 f"      <child>{root}</child>", "    </joint>"]
         sdf_kind = {"weld": "fixed", "spherical": "ball"}
@@ -131,6 +195,10 @@ class Mech:
 
 def _fmt(v, sep=" "):
     return sep.join(f"{x:.17g}" if abs(x) > 1e-15 else "0" for x in v)
+
+
+def _short(v):
+    return " ".join(f"{x:.6g}" if abs(x) > 1e-12 else "0" for x in v)
 
 
 def rod_chain(m, name, pts, masses):
