@@ -193,7 +193,7 @@ def _oracle(name):
     # mimic=False: Pinocchio's extended model (the mimic finger as its own joint; the map
     # puts the mimic relation back); computeJointTorqueRegressor needs no mimic support then
     orc = Oracle(model, path, fb, mimic=False)
-    names = [j.name for j in model._kjoints]
+    names = [j.name for j in model.joints]
     cols = np.empty(10 * model.njoints, dtype=int)     # our column -> Pinocchio column
     assert orc.pm.njoints - 1 == model.njoints
     for i in range(1, orc.pm.njoints):

@@ -39,6 +39,23 @@ def test_velocity_estimate_restarts_on_gaps_and_ignores_repeated_stamps():
     assert mask.tolist() == [False] and v[0] == 3.0
 
 
+def test_a_rebuilt_estimator_continues_the_old_filter():
+    steps = [([0.0, 1.0], 0), ([0.01, 1.02], 10 * MS), ([0.03, 1.03], 20 * MS)]
+    old, ref = VelocityEstimator(2, cutoff_hz=5.0), VelocityEstimator(2, cutoff_hz=5.0)
+    for q, t in steps:
+        old.update(q, t)
+        ref.update(q, t)
+    new = VelocityEstimator(2, cutoff_hz=5.0)
+    new.continue_from(old)
+    moving = ref.update([0.06, 1.05], 30 * MS)
+    assert np.all(moving != 0.0)                  # a restarted filter would give zeros
+    np.testing.assert_array_equal(new.update([0.06, 1.05], 30 * MS), moving)
+    old.update([9.0, 9.0], 40 * MS)               # the two no longer share state
+    np.testing.assert_array_equal(new.update([0.08, 1.06], 40 * MS),
+                                  ref.update([0.08, 1.06], 40 * MS))
+    with pytest.raises(ValueError, match="3 joints given to one of 2"):
+        new.continue_from(VelocityEstimator(3))
+
 def test_merger_completes_main_messages_from_other_sources_and_rejects_or_holds_the_rest():
     names = ["a1", "a2", "finger"]
     nan = np.nan

@@ -39,7 +39,7 @@ def vec(x, n, name, batch=False):
 def data_for(model, data):
     """``data`` checked against ``model``, or this thread's Data of the model."""
     if data is None:
-        return model._default_data()
+        return model.default_data()
     if data.dv.shape[0] != model.mi.shape[0] or data.nv != model.nv:
         raise InputError(f"data was created for another model ({data!r}); use "
                          "model.create_data()")
@@ -58,7 +58,7 @@ def check(model, status, data=None, **arrays):
                          "normalize it or build q with ldr.integrate / ldr.random_configuration")
     if status == L.SINGULAR:
         row = int(data.failed_row[0]) if data is not None else 0
-        where = (f"joint {model._row_joint[row]!r} (body {model.body_names[row - 1]!r}) moves"
+        where = (f"joint {model.body_joint_names[row]!r} (body {model.body_names[row - 1]!r}) moves"
                  if row > 0 else "a joint moves")
         raise InputError(f"singular articulated inertia: {where} a body chain without mass or "
                          "inertia, so its acceleration is undefined")
@@ -76,7 +76,7 @@ def prepare(model, data, q, v):
     if not model.has_general:
         return True
     check(model, joint_kinematics(model.mi, model.mc, data.dv, data.dm, q, v), q=q, v=v)
-    for j in model._general:
+    for j in model.general_joints:
         r, jt = j.row, j.joint
         qs, vs = q[j.q_index:j.q_index + j.nq], v[j.v_index:j.v_index + j.nv]
         T = j.origin @ np.asarray(jt.T(qs), dtype=float)

@@ -66,7 +66,7 @@ def evaluate(model, alg, arrays, f_ext, mask=None):
     status = np.zeros(N, dtype=np.int64)
 
     def run(lo, hi):
-        d = model._default_data()
+        d = model.default_data()
         head = (model.mi, model.mc, model.mI, d.dv, d.dm, Q)
         if alg == "rnea":
             KB.rnea_rows(*head, rest[0], rest[1], out[0], status, lo, hi)

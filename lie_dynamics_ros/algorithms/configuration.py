@@ -9,7 +9,7 @@ from ._inputs import vec
 
 def _group_joints(model):
     """(q index, v index, kind) of the joints whose q is not a plain vector."""
-    return [(j.q_index, j.v_index, j.joint.kind) for j in model._kjoints
+    return [(j.q_index, j.v_index, j.joint.kind) for j in model.joints
             if j.mimic is None and j.joint.kind in (J.FREE, J.SPHERICAL)]
 
 
@@ -68,7 +68,7 @@ def difference(model, q0, q1):
 def _wrap_circles(model, dv):
     """Angles of continuous joints into [-pi, pi): a driver that wraps its readings must not
     turn into a 2 pi error."""
-    idx = model._circles
+    idx = model.continuous_v
     if idx.size:
         dv[idx] = np.mod(dv[idx] + np.pi, 2 * np.pi) - np.pi
     return dv
@@ -76,7 +76,7 @@ def _wrap_circles(model, dv):
 
 def _vector_part(model):
     """Index arrays (into q, into v) of all coordinates that integrate as vectors."""
-    return model._vector_part
+    return model.vector_q_index, model.vector_v_index
 
 
 def neutral_configuration(model):
@@ -91,7 +91,7 @@ def random_configuration(model, rng=None):
     """Uniform within finite joint limits (else within [-pi, pi] or [-1, 1] m), uniform rotations."""
     rng = np.random.default_rng(rng)
     q = np.empty(model.nq)
-    for j in model._kjoints:
+    for j in model.joints:
         if j.mimic is not None:
             continue
         qi, kind = j.q_index, j.joint.kind

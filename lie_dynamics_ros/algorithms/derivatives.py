@@ -21,7 +21,7 @@ from ._inputs import vec, check, prepare, load_fext, data_for
 def _supported(model):
     if not model.has_general:
         return
-    for j in model._kjoints:
+    for j in model.joints:
         if j.joint.kind == J.GENERAL:
             raise InputError(f"joint {j.name!r} is a General joint: its derivative dS/dq is not "
                              "known, so analytic derivatives are not available for this model")

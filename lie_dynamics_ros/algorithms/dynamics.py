@@ -126,7 +126,7 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, data=None):
 
 
 def _check_whole_joints(model, mask):
-    first = model._dof_first                  # index of the first DOF of each DOF's joint
+    first = model.dof_first                   # index of the first DOF of each DOF's joint
     if not np.array_equal(mask, mask[first]):
         k = int(np.flatnonzero(mask != mask[first])[0])
         name = model.joint_names[model.joint_v_index.index(int(first[k]))]
@@ -179,7 +179,7 @@ def _cho_solve(model, M, rhs, dofs=None):
         diag = np.diag(M)
         dofs = np.arange(model.nv) if dofs is None else dofs
         small = dofs[diag <= 1e-12 * max(np.abs(diag).max(), 1e-300)]
-        names = sorted({model.joint_names[model.joint_v_index.index(int(model._dof_first[k]))]
+        names = sorted({model.joint_names[model.joint_v_index.index(int(model.dof_first[k]))]
                         for k in small})
         who = f"joint(s) {names} move" if names else "a joint moves"
         raise InputError(f"the mass matrix is singular: {who} no mass or inertia") from None

@@ -56,9 +56,9 @@ def _park_terms(model, q):
     nb = model.njoints
     poses = forward_kinematics(model, q)
     T0 = [np.eye(4)] + [poses[name] for name in model.body_names]
-    parent = [-1] + [j.parent_row for j in model._kjoints]
+    parent = model.parents.tolist()
     S = np.zeros((6 * nb, model.nv))
-    for j in model._kjoints:
+    for j in model.joints:
         kind = j.joint.kind
         if kind == J.REVOLUTE or kind == J.PRISMATIC:
             ax = np.asarray(j.joint.axis, dtype=float)
@@ -96,7 +96,7 @@ def mass_matrix_derivatives_park(model, q):
     S, G, Jd, T0, parent = _park_terms(model, q)
     nb, n = model.njoints, model.nv
     body_of = np.empty(n, dtype=int)
-    for j in model._kjoints:
+    for j in model.joints:
         if j.mimic is None:
             body_of[j.v_index:j.v_index + j.nv] = j.row
     if model.has_mimic:

@@ -40,7 +40,7 @@ class JointOrder:
         missing = [n for n in model.joint_names if n not in names]
         if missing:
             raise InputError(f"the list lacks the model's joints {missing}")
-        continuous_v = set(model._circles.tolist())     # unbounded revolute joints
+        continuous_v = set(model.continuous_v.tolist())     # unbounded revolute joints
         circle = {k for k, vi in enumerate(model.joint_v_index)
                   if vi in continuous_v} if continuous == "cos_sin" else set()
         self.model, self.names, self.fill = model, names, float(fill)

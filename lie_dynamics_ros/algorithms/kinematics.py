@@ -28,7 +28,7 @@ def forward_kinematics(model, q, data=None):
     d = data_for(model, data)
     _kinematics(model, d, q, d.zero_v)
     bodies = [_body_pose(d, r) for r in range(model.njoints + 1)]
-    return {name: bodies[row] @ T for name, (row, T) in model._frames.items()}
+    return {name: bodies[row] @ T for name, (row, T) in model.frames.items()}
 
 
 def frame_pose(model, q, frame, data=None):

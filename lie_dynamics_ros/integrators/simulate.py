@@ -438,7 +438,7 @@ def _diverged(model, t, q, v, cause):
 def _simulate_compiled(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed, callback):
     n = len(ts) - 1
     kern = _Kernel(model, name, tau, prescribed, a_prescribed)
-    head, tail = kern.args(model, model._default_data())
+    head, tail = kern.args(model, model.default_data())
     Q = np.empty((n + 1, model.nq))
     V = np.empty((n + 1, model.nv))
     Q[0], V[0] = q0, v0
@@ -535,7 +535,7 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     done = np.zeros(N, dtype=np.int64)
 
     def run(lo, hi):
-        head, tail = kern.args(model, model._default_data())
+        head, tail = kern.args(model, model.default_data())
         KI.rollout_rows(*head, h, TAU, *tail, Q, V, status, done, lo, hi)
 
     chunks = 1 if N * nv * n < AB.MIN_PARALLEL_WORK else min(AB.WORKERS, N)
@@ -584,7 +584,7 @@ def make_stepper(model, method="semi_implicit"):
         if q.shape != (nq,) or v.shape != (nv,):
             raise InputError(f"q must have shape ({nq},) and v shape ({nv},)")
         tau_a = kern.tau if tau is None else _array(tau, nv, "tau")
-        head, tail = kern.args(model, model._default_data())
+        head, tail = kern.args(model, model.default_data())
         q1, v1 = np.empty(nq), np.empty(nv)
         st = KI.step(*head, q, v, float(dt), tau_a, *tail, q1, v1)
         if st:

@@ -244,14 +244,14 @@ def _assemble(b, root, order, by_child):
     for ln, (bi, T) in body_of.items():
         inertia[bi] += se3.transform_inertia(se3.inv(T), b.links[ln])
     # q/v indices: non-mimic joints in order, then mimic joints read their master's
-    infos, qn, vn = {}, 0, 0
+    index, qn, vn = {}, 0, 0                   # name -> (q index, v index, nq, nv, mimic)
     by_name = {j.name: j for j in b.joints}
-    for r, (j, pb, T) in enumerate(rows, start=1):
+    for j, pb, T in rows:
         if j.mimic is None:
             nq, nv = JT.dims(j.joint)
-            infos[j.name] = JointInfo(j.name, r, j.joint, qn, vn, nq, nv)
+            index[j.name] = (qn, vn, nq, nv, None)
             qn, vn = qn + nq, vn + nv
-    for r, (j, pb, T) in enumerate(rows, start=1):
+    for j, pb, T in rows:
         if j.mimic is not None:
             master, mult, off = j.mimic
             chain = [j.name]
@@ -269,19 +269,20 @@ def _assemble(b, root, order, by_child):
                     raise URDFError(f"joint {j.name!r}: the mimic chain {chain + [master]} has "
                                     f"multiplier {mult:g} and offset {off:g}, beyond the sane "
                                     f"bound {MAX_MIMIC:g}", j.name)
-            mi_ = infos.get(master)
-            if mi_ is None or mi_.nv != 1:
+            m = index.get(master)
+            if m is None or m[3] != 1:
                 raise URDFError(f"joint {j.name!r} mimics {master!r}, which is not a moving "
                                 "1-DOF joint", j.name)
-            infos[j.name] = JointInfo(j.name, r, j.joint, mi_.q_index, mi_.v_index, 1, 1,
-                                      mimic=(master, float(mult), float(off)))
+            index[j.name] = (m[0], m[1], 1, 1, (master, float(mult), float(off)))
     kernel_joints = []
     for r, (j, pb, T) in enumerate(rows, start=1):
-        info = infos[j.name]
-        info.parent_row, info.origin = pb, T
-        info.limits = (j.lower, j.upper, j.effort, j.velocity)
-        info.child_link = j.child
-        kernel_joints.append(info)
+        qi, vi, nq, nv, mimic = index[j.name]
+        origin = np.array(T, dtype=float)
+        origin.flags.writeable = False
+        kernel_joints.append(JointInfo(j.name, r, j.joint, qi, vi, nq, nv, mimic=mimic,
+                                       parent_row=pb, origin=origin,
+                                       limits=(j.lower, j.upper, j.effort, j.velocity),
+                                       child_link=j.child))
     frames = {ln: (bi, T) for ln, (bi, T) in body_of.items()}
     return Model(b.name, kernel_joints, inertia, frames, qn, vn,
                  total_mass=float(sum(I[5, 5] for I in b.links.values())))

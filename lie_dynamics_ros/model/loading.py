@@ -3,7 +3,7 @@
 import os
 
 from . import urdf as _urdf
-from .loops import attach_loops, load_loops_yaml, loops_from_data, parse_urdf_loops
+from .loops import load_loops_yaml, loops_from_data, parse_urdf_loops
 from ..errors import URDFError
 
 
@@ -22,7 +22,7 @@ def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
         else:
             found += loops_from_data(list(loops), "loops")
     try:
-        return attach_loops(model, found)
+        return model.with_loops(found) if found else model
     except ValueError as e:
         name = next((lp.name for lp in found if repr(lp.name) in str(e)), None)
         raise URDFError(str(e), name) from None

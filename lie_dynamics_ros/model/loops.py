@@ -8,8 +8,9 @@ A closure joins a frame F_a, fixed on ``link_a``, and a frame F_b, fixed on ``li
 * ``prismatic``  5, same orientation, F_b's origin on the line through F_a's origin along ``axis``.
 
 Three ways to give them (docs/loops.md): Python objects, a YAML file (``load_loops_yaml``), and
-the ``<loop_joint>`` extension element of a URDF (``parse_urdf_loops``). ``attach_loops`` is the
-one place where a model gets its ``loops`` and ``nc``.
+the ``<loop_joint>`` extension element of a URDF (``parse_urdf_loops``). A model gets its closures
+in its constructor (``Model(..., loops=...)``, ``model.with_loops``), which computes their tables
+here (``loop_tables_for``).
 """
 import math
 import os
@@ -263,9 +264,10 @@ def parse_urdf_loops(root):
     return out
 
 
-# -- attaching closures to a model ----------------------------------------------------------
+# -- the tables of a model's closures ------------------------------------------------------
 @dataclass(frozen=True)
-class _Side:
+class LoopSide:
+    """One end of a closure: its frame on a body."""
     frame: str            # link name
     row: int              # body row of that link
     T: np.ndarray         # F in the body frame (the link's pose in its body, then F in the link)
@@ -276,7 +278,7 @@ class LoopTables:
     """What the algorithms read, computed once per model: per closure the two frames and the
     selection rows, and the row offsets of each closure in the stacked constraint vector."""
     loops: tuple
-    sides: tuple          # ((_Side a, _Side b), ...)
+    sides: tuple          # ((LoopSide a, LoopSide b), ...)
     P: tuple              # (nc_i, 6) selections of public (linear, angular) rows
     offsets: tuple        # start row of each closure
     nc: int
@@ -287,19 +289,21 @@ class LoopTables:
     P_seeds: tuple        # (nc_i, 6) selections acting on (angular, linear) vectors
 
 
-def attach_loops(model, loops):
-    """Give ``model`` its closures: sets ``model.loops`` (tuple of LoopClosure), ``model.nc``
-    (total constraint rows) and the private ``model._loop_tables``; returns the model.
+def _read_only(a):
+    a.flags.writeable = False
+    return a
 
-    Only for a model nobody else holds yet (the loaders, ``Model.with_loops``): it is the one
-    place that adds these attributes to a Model. The open tree is unchanged: every
-    tree algorithm still works on the model.
-    """
+
+def loop_tables_for(model, loops):
+    """The LoopTables of ``loops`` (LoopClosure objects) on the tree of ``model``; InputError
+    naming the closure when one does not fit the tree. Called by the Model constructor, which
+    has set the tree's names and frames by then; the open tree is unchanged."""
     loops = tuple(loops or ())
-    names = [lp.name for lp in loops]
     for lp in loops:
         if not isinstance(lp, LoopClosure):
             raise InputError(f"loops must be LoopClosure objects, got {type(lp).__name__}")
+    names = [lp.name for lp in loops]
+    for lp in loops:
         if names.count(lp.name) > 1:
             raise InputError(f"duplicate loop closure name {lp.name!r}")
         if lp.name in model.joint_names:
@@ -314,14 +318,14 @@ def attach_loops(model, loops):
 
     def side(link, T):
         row, T_link = model.frame(link)
-        return _Side(link, int(row), T_link @ T)
+        return LoopSide(link, int(row), _read_only(T_link @ T))
     sides = tuple((side(lp.link_a, lp.T_a), side(lp.link_b, lp.T_b)) for lp in loops)
     for lp, (a, b) in zip(loops, sides):
         if a.row == b.row:
             raise InputError(f"loop closure {lp.name!r}: {lp.link_a!r} and {lp.link_b!r} are "
                              "rigidly attached to each other (fixed joints), nothing can move "
                              "between them")
-    P = tuple(selection(lp) for lp in loops)
+    P = tuple(_read_only(selection(lp)) for lp in loops)
     offsets, n = [], 0
     for lp in loops:
         offsets.append(n)
@@ -331,17 +335,14 @@ def attach_loops(model, loops):
     Toff = np.array([[a.T, b.T] for a, b in sides], dtype=float).reshape(nl, 2, 4, 4)
     Xoff = np.array([[se3.Ad_inv(a.T), se3.Ad_inv(b.T)] for a, b in sides],
                     dtype=float).reshape(nl, 2, 6, 6)
-    P_seeds = tuple(np.ascontiguousarray(Pi[:, SWAP6]) for Pi in P)
-    tables = LoopTables(loops, sides, P, tuple(offsets), n, rows, Toff, Xoff, P_seeds)
-    object.__setattr__(model, "loops", loops)
-    object.__setattr__(model, "nc", n)
-    object.__setattr__(model, "_loop_tables", tables)
-    return model
+    P_seeds = tuple(_read_only(np.ascontiguousarray(Pi[:, SWAP6])) for Pi in P)
+    return LoopTables(loops, sides, P, tuple(offsets), n, _read_only(rows), _read_only(Toff),
+                      _read_only(Xoff), P_seeds)
 
 
 def loop_tables(model):
     """The LoopTables of ``model``; InputError when it has no closures."""
-    t = getattr(model, "_loop_tables", None)
+    t = model.loop_tables
     if t is None or t.nc == 0:
         raise InputError(f"model {model.name!r} has no loop closures; load it with "
                          "ldr.load_urdf(..., loops=...) or ldr.load_sdf, or use "

@@ -1,88 +1,134 @@
 """The immutable multibody model, stored as flat arrays for the compiled kernels."""
 import threading
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from . import joints as J
 from . import joint_types as JT
+from ..errors import InputError
 from ..kernels import layout as L
 from .bounds import MAX_GRAVITY
 from .data import Data
 
 
-@dataclass
+@dataclass(frozen=True)
 class JointInfo:
     """One kernel joint (a moving body). Mimic joints share their master's q/v indices."""
     name: str
-    row: int
-    joint: object
+    row: int                     # body row it moves (1..njoints; row 0 is the universe)
+    joint: object                # the joint type (ldr.Revolute, ...)
     q_index: int
     v_index: int
     nq: int
     nv: int
     mimic: tuple = None          # (master, multiplier, offset)
     parent_row: int = 0
-    origin: np.ndarray = None    # joint origin in the parent body frame
+    origin: np.ndarray = None    # joint origin in the parent body frame (read-only)
     limits: tuple = (-np.inf, np.inf, np.inf, np.inf)   # lower, upper, effort, velocity
     child_link: str = ""
 
 
+def _frozen_array(a, dtype=None):
+    a = np.array(a, dtype=dtype)
+    a.flags.writeable = False
+    return a
+
+
 class Model:
-    """A rigid multibody tree, frozen. Build it with ``ldr.load_urdf`` or ``ModelBuilder``.
+    """A rigid multibody tree, frozen, with optional loop closures. Build it with
+    ``ldr.load_urdf``, ``ldr.load_sdf`` or ``ModelBuilder``.
 
     The model is a description only (topology, joint placements, axes, inertias, limits,
-    gravity); the algorithms' work memory is a ``Data`` (``model.create_data()``), so one model
-    can be shared by any number of threads. A different gravity is a different model:
-    ``model.with_gravity(g)``.
+    gravity, loops); the algorithms' work memory is a ``Data`` (``model.create_data()``), so
+    one model can be shared by any number of threads. Nothing on it can be set: a different
+    gravity or other closures make a new model (``with_gravity``, ``with_loops``). The public
+    read-only API is listed in docs/api.md ("The Model").
     """
 
     def __init__(self, name, kernel_joints, inertia, frames, nq, nv, total_mass,
-                 gravity=(0.0, 0.0, -9.81)):
+                 gravity=(0.0, 0.0, -9.81), loops=()):
         self.name = name
-        self._kjoints = list(kernel_joints)
-        self._frames = dict(frames)
+        self.joints = tuple(kernel_joints)
+        self.frames = MappingProxyType(
+            {ln: (int(row), _frozen_array(T, float)) for ln, (row, T) in dict(frames).items()})
         self.nq, self.nv = int(nq), int(nv)
         self.total_mass = total_mass
-        actuated = [j for j in self._kjoints if j.mimic is None]
+        actuated = [j for j in self.joints if j.mimic is None]
         self.joint_names = [j.name for j in actuated]
         self.joint_nq = [j.nq for j in actuated]
         self.joint_nv = [j.nv for j in actuated]
         self.joint_q_index = [j.q_index for j in actuated]
         self.joint_v_index = [j.v_index for j in actuated]
         self.joint_kinds = [J.NAMES[j.joint.kind] for j in actuated]
-        self.body_names = [j.child_link for j in self._kjoints]
-        self.frame_names = list(self._frames)
-        self.has_mimic = len(actuated) != len(self._kjoints)
-        self.has_general = any(isinstance(j.joint, JT.General) for j in self._kjoints)
-        self.mimic_joints = {j.name: j.mimic for j in self._kjoints if j.mimic is not None}
-        self.effort_limits = np.full(nv, np.inf)
-        self.velocity_limits = np.full(nv, np.inf)
-        self.lower_limits = np.full(nv, -np.inf)
-        self.upper_limits = np.full(nv, np.inf)
-        for j in actuated:
-            lo, hi, eff, vel = j.limits
-            s = slice(j.v_index, j.v_index + j.nv)
-            self.effort_limits[s], self.velocity_limits[s] = eff, vel
-            if j.nv == 1:
-                self.lower_limits[s], self.upper_limits[s] = lo, hi
-        self._inertia = inertia.copy()
+        self.body_names = [j.child_link for j in self.joints]
+        self.frame_names = list(self.frames)
+        self.has_mimic = len(actuated) != len(self.joints)
+        self.general_joints = tuple(j for j in self.joints if isinstance(j.joint, JT.General))
+        self.has_general = bool(self.general_joints)
+        self.mimic_joints = {j.name: j.mimic for j in self.joints if j.mimic is not None}
+        self._limits(actuated)
+        self._index_maps()
+        self._inertia = _frozen_array(inertia, float)
         self._compile(_gravity_vector(gravity))
-        for a in (self.effort_limits, self.velocity_limits, self.lower_limits, self.upper_limits,
-                  self._inertia):
-            a.flags.writeable = False
         self._tls = threading.local()
-        #: closed kinematic loops (model.loops.LoopClosure) and their number of constraint rows
-        self.loops, self.nc = (), 0
+        self.loops, self.nc, self.loop_tables = (), 0, None
+        if loops:
+            # function-level: model.loops imports the URDF parser, which imports this module
+            from .loops import loop_tables_for
+            self.loop_tables = loop_tables_for(self, loops)
+            self.loops, self.nc = self.loop_tables.loops, self.loop_tables.nc
+        self._frozen = True
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_frozen"):
+            raise AttributeError(f"a Model is frozen (it is shared by threads): model.{name} "
+                                 "cannot be set; make a new one with model.with_gravity(g) or "
+                                 "model.with_loops(loops)")
+        super().__setattr__(name, value)
+
+    def _limits(self, actuated):
+        nv = self.nv
+        eff, vel, lo, hi = (np.full(nv, np.inf), np.full(nv, np.inf), np.full(nv, -np.inf),
+                            np.full(nv, np.inf))
+        for j in actuated:
+            s = slice(j.v_index, j.v_index + j.nv)
+            eff[s], vel[s] = j.limits[2], j.limits[3]
+            if j.nv == 1:
+                lo[s], hi[s] = j.limits[0], j.limits[1]
+        self.effort_limits, self.velocity_limits = _frozen_array(eff), _frozen_array(vel)
+        self.lower_limits, self.upper_limits = _frozen_array(lo), _frozen_array(hi)
+
+    def _index_maps(self):
+        """Index arrays that keep Python loops over joints out of the per-call paths."""
+        self.nbodies = len(self.joints) + 1
+        self.parents = _frozen_array([-1] + [j.parent_row for j in self.joints], np.int64)
+        self.body_joint_names = ("universe",) + tuple(j.name for j in self.joints)
+        self.dof_first = _frozen_array(
+            np.concatenate([np.full(n, i, dtype=np.int64)
+                            for i, n in zip(self.joint_v_index, self.joint_nv)]
+                           or [np.zeros(0, dtype=np.int64)]))
+        # continuous joints: difference() wraps their angle
+        self.continuous_v = _frozen_array(
+            [j.v_index for j in self.joints if j.mimic is None and j.joint.kind == J.REVOLUTE
+             and not (np.isfinite(j.limits[0]) or np.isfinite(j.limits[1]))], np.int64)
+        qs, vs = [], []
+        for j in self.joints:
+            if j.mimic is None and j.joint.kind not in (J.FREE, J.SPHERICAL):
+                qs += range(j.q_index, j.q_index + j.nq)
+                vs += range(j.v_index, j.v_index + j.nv)
+        self.vector_q_index = _frozen_array(qs, np.int64)
+        self.vector_v_index = _frozen_array(vs, np.int64)
 
     # -- kernel arrays -------------------------------------------------------------------
     def _compile(self, gravity):
-        nj = len(self._kjoints)
+        nj = len(self.joints)
         mi = np.zeros((nj + 1, L.NI), dtype=np.int64)
         mc = np.zeros((nj + 1, L.NMC))
         mi[0, L.P] = -1
         mc[0, L.G:L.G + 3] = gravity
-        for j in self._kjoints:
+        for j in self.joints:
             r = j.row
             mi[r, L.P], mi[r, L.K] = j.parent_row, j.joint.kind
             mi[r, L.QI], mi[r, L.VI], mi[r, L.NQ], mi[r, L.NV] = j.q_index, j.v_index, j.nq, j.nv
@@ -92,76 +138,47 @@ class Model:
             ax, ax2 = JT.joint_axes(j.joint, j.name)
             mc[r, L.AX:L.AX + 3], mc[r, L.AX2:L.AX2 + 3] = ax, ax2
             mc[r, L.MULT], mc[r, L.OFF] = (j.mimic[1], j.mimic[2]) if j.mimic else (1.0, 0.0)
+        mi.flags.writeable = mc.flags.writeable = False
         #: (nj + 1, NI) int64 topology, (nj + 1, NMC) constants, (nj + 1, 6, 6) inertias
         self.mi, self.mc, self.mI = mi, mc, self._inertia
-        self._general = [j for j in self._kjoints if isinstance(j.joint, JT.General)]
-        self._row_joint = ["universe"] + [None] * nj      # joint name of each body row
-        for j in self._kjoints:
-            self._row_joint[j.row] = j.name
-        # index helpers that keep Python loops over joints out of the per-call paths
-        self._dof_first = np.concatenate(
-            [np.full(n, i, dtype=np.int64) for i, n in zip(self.joint_v_index, self.joint_nv)]
-            or [np.zeros(0, dtype=np.int64)])
-        # continuous joints (wrapped by difference()) and the coordinates that add as vectors
-        self._circles = np.array(
-            [j.v_index for j in self._kjoints if j.mimic is None and j.joint.kind == J.REVOLUTE
-             and not (np.isfinite(j.limits[0]) or np.isfinite(j.limits[1]))], dtype=int)
-        qs, vs = [], []
-        for j in self._kjoints:
-            if j.mimic is None and j.joint.kind not in (J.FREE, J.SPHERICAL):
-                qs += range(j.q_index, j.q_index + j.nq)
-                vs += range(j.v_index, j.v_index + j.nv)
-        self._vector_part = (np.array(qs, dtype=int), np.array(vs, dtype=int))
-        for a in (mi, mc, self._dof_first, self._circles,
-                  *self._vector_part):
-            a.flags.writeable = False
 
     def create_data(self):
         """A new ``Data``: the work buffers of every algorithm, for one thread at a time."""
         return Data(self)
 
-    def _default_data(self):
-        """This thread's Data of this model (what the public functions use without ``data=``)."""
+    def default_data(self):
+        """The calling thread's Data of this model: what the public functions use when called
+        without ``data=``. Per thread: each thread gets its own, created on first use, and the
+        same one on every later call, so the next algorithm call on this thread overwrites it."""
         try:
             return self._tls.data
         except AttributeError:
             d = self._tls.data = Data(self)
             return d
 
+    def _rebuilt(self, gravity, loops):
+        return Model(self.name, self.joints, self._inertia, self.frames, self.nq, self.nv,
+                     self.total_mass, gravity=gravity, loops=loops)
+
     def with_gravity(self, g):
         """A model with the same description (loops included) and gravity ``g`` (3,), in m/s^2,
         world frame."""
-        m = Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
-                  self.total_mass, gravity=g)
-        return m.with_loops(self.loops) if self.loops else m
+        return self._rebuilt(g, self.loops)
 
     def with_loops(self, loops):
         """A model with the same tree and these loop closures (``ldr.LoopClosure``) instead of
         its own; the tree algorithms ignore them, the constrained ones (docs/loops.md) use them."""
-        from .loops import attach_loops
-        m = Model(self.name, self._kjoints, self._inertia, self._frames, self.nq, self.nv,
-                  self.total_mass, gravity=self.gravity)
-        return attach_loops(m, loops)
-
-    def copy(self):
-        """The same model. Kept for old callers: a Model is frozen and thread-safe, so a copy is
-        never needed (give each thread its own ``create_data()`` if it wants one)."""
-        return self
+        return self._rebuilt(self.gravity, loops)
 
     @property
     def gravity(self):
         """(3,) gravity in the world frame, m/s^2. Frozen: ``model.with_gravity(g)``."""
         return self.mc[0, L.G:L.G + 3].copy()
 
-    @gravity.setter
-    def gravity(self, g):
-        raise AttributeError("a Model is frozen (it is shared by threads): use "
-                             "model = model.with_gravity(g)")
-
     @property
     def njoints(self):
         """Number of moving bodies (kernel joints, mimic joints included)."""
-        return len(self._kjoints)
+        return len(self.joints)
 
     @property
     def inertias(self):
@@ -169,18 +186,17 @@ class Model:
         return self._inertia[1:]
 
     def joint(self, name):
-        for j in self._kjoints:
+        """The ``JointInfo`` of a moving joint (mimic joints included)."""
+        for j in self.joints:
             if j.name == name:
                 return j
-        from ..errors import InputError
         raise InputError(f"unknown joint {name!r}; known: {self.joint_names}")
 
     def frame(self, name):
         """(body row, 4x4 pose of the frame in that body's frame); row 0 is the world."""
         try:
-            return self._frames[name]
+            return self.frames[name]
         except KeyError:
-            from ..errors import InputError
             raise InputError(f"unknown frame {name!r}; known: {self.frame_names}") from None
 
     def describe(self):
@@ -188,7 +204,7 @@ class Model:
         out = [f"robot {self.name!r}: nq={self.nq} nv={self.nv} bodies={self.njoints} "
                f"total mass={self.total_mass:.4f} kg"]
         depth = {0: 0}
-        for j in self._kjoints:
+        for j in self.joints:
             depth[j.row] = depth[j.parent_row] + 1
             m = self._inertia[j.row][5, 5]
             tag = f" mimics {j.mimic[0]} (x{j.mimic[1]:g}{j.mimic[2]:+g})" if j.mimic else \
@@ -202,7 +218,6 @@ class Model:
 
 
 def _gravity_vector(g):
-    from ..errors import InputError
     try:
         g = np.asarray(g, dtype=float).reshape(-1)
     except (TypeError, ValueError):

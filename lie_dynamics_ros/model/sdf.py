@@ -29,7 +29,7 @@ import numpy as np
 
 from . import joint_types as JT
 from .builder import ModelBuilder
-from .loops import LoopClosure, attach_loops
+from .loops import LoopClosure
 from ..errors import URDFError
 
 
@@ -351,4 +351,4 @@ def load_sdf(source, floating_base=False, model=None):
         Tb = _inv(body[ch]) @ XJ[jn]
         loops.append(LoopClosure(jn, _JOINTS[jt], par, ch, Ta[:3, 3], _rpy_of(Ta[:3, :3]),
                                  Tb[:3, 3], _rpy_of(Tb[:3, :3]), a))
-    return attach_loops(m, loops)
+    return m.with_loops(loops) if loops else m

@@ -6,6 +6,8 @@ from typing import List, Sequence
 
 import numpy as np
 
+from ..errors import InputError
+
 MISSING_POLICIES = ("reject", "hold")
 
 
@@ -33,6 +35,13 @@ class VelocityEstimator:
         self._q = None
         self._t_ns = None
         self._v = np.zeros(self.n)
+
+    def continue_from(self, other: "VelocityEstimator"):
+        """Carry on from ``other``'s last state and estimate (a runtime rebuilt for the same
+        robot keeps its velocity filter)."""
+        if other.n != self.n:
+            raise InputError(f"velocity estimator of {other.n} joints given to one of {self.n}")
+        self._q, self._t_ns, self._v = other._q, other._t_ns, other._v.copy()
 
     def update(self, q, t_ns: int) -> np.ndarray:
         """Feed the positions of a state stamped ``t_ns``; returns the estimate (n,)."""
