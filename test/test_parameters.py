@@ -117,7 +117,7 @@ def test_markdown_table_has_one_row_per_parameter_in_order():
     assert pd.markdown_table(SMALL) == (
         "| parameter | type | default | range / choices | read-only | description |\n"
         "|---|---|---|---|---|---|\n"
-        "| `rate` | double | `1000.0` | in 1..10000 | yes | Steps per second \\| Hz. |\n"
+        "| `rate` | double | `1000.0` | 1..10000 | yes | Steps per second \\| Hz. |\n"
         "| `mode` | string | `a` | one of `a`, `b` |  | Mode. |\n"
         "| `gravity` | double[] | `[0.0, 0.0, -9.81]` | 3 values (a vector in R^3) |  | g. |\n"
         "| `path` | string | `\"\"` |  |  | A file. |\n")

@@ -60,8 +60,9 @@ def _value(x):
 def _constraints(spec):
     out = []
     each = "each value " if spec.kind.endswith("_array") else ""
-    if range_text(spec):
-        out.append(each + range_text(spec))
+    bounds = range_text(spec)
+    if bounds:
+        out.append(each + (bounds[3:] if bounds.startswith("in ") else bounds))
     if spec.choices is not None:
         out.append("%sone of %s" % (each, ", ".join("`%s`" % c for c in spec.choices)))
     if check_text(spec):
