@@ -102,7 +102,10 @@ def test_invalid_parameters_are_refused_with_a_reason_and_the_old_values_stay(ro
     node = id_node(ros)
     ada = adaptive_node(ros, kd_gains=20.0)      # a scalar gain applies to every joint
     np.testing.assert_array_equal(ada.controller.gains.K_D, 20.0)
-    cases = [("state_timeout", -0.1, "state_timeout"), ("state_timeout", float("nan"), "finite"),
+    # a scalar out of its range is refused by rclpy (descriptor), the rest by Parameters
+    cases = [("state_timeout", -0.1, "state_timeout"),
+             ("state_timeout", float("nan"), "state_timeout"),
+             ("hold_positions", [float("nan")], "finite"),
              ("max_torque_rate", -5.0, "max_torque_rate"), ("fallback", "brake", "fallback"),
              ("fallback_period", 0.0, "fallback_period"),
              ("missing_joints", "ignore", "missing_joints"),

@@ -1,8 +1,9 @@
 """The torque guard and the input pipeline of the commanding nodes (inverse_dynamics_node with
 ``command_topic``, adaptive_controller_node): the same parameters with the same meaning.
 
-The logic is ROS-free (``lie_dynamics_ros.safety``); this module declares the parameters,
-runs the watchdog and ``/diagnostics`` timers, and sends the final zero. docs/safety.md.
+The logic is ROS-free (``lie_dynamics_ros.safety``) and the parameters are the tables ``GUARD``
+and ``INPUTS`` of ``schemas/common.py``; this module runs the watchdog and ``/diagnostics``
+timers, and sends the final zero. docs/safety.md.
 """
 import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -11,65 +12,18 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import ModelSource, Param
-from lie_dynamics_ros.ros.node_common import nonnegative_number, positive_number
+from lie_dynamics_ros.ros.model_source import ModelSource
+from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS
 from lie_dynamics_ros.safety import (GuardConfig, JointStateMerger, LimitMonitor, TorqueGuard,
                                      VelocityEstimator)
-from lie_dynamics_ros.safety.guard import FALLBACKS
-from lie_dynamics_ros.safety.inputs import MISSING_POLICIES, broadcast_values
+from lie_dynamics_ros.safety.inputs import broadcast_values
 
 #: commands are published reliably, as forward_command_controller subscribes
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
-
-def one_of(choices):
-    def check(value):
-        return None if value in choices else "must be one of %s, got %r" % (
-            "|".join(choices), value)
-    return check
-
-
-GUARD_PARAMS = [
-    Param("state_timeout", 0.1, "double",
-          "Seconds without a valid joint state after which the fallback command is sent "
-          "(repeated every fallback_period until valid states return). 0 = never.",
-          check=nonnegative_number),
-    Param("fallback", "zero", "string",
-          "Command sent on a state timeout: 'zero' (all 0.0) or 'gravity' (g(q) at the last "
-          "valid state, for arms without brakes).", check=one_of(FALLBACKS)),
-    Param("fallback_period", 0.1, "double", "Repeat period (s) of the fallback command.",
-          check=positive_number),
-    Param("max_torque_rate", 0.0, "double",
-          "Slew limit (N m/s per joint) between consecutive commands, dt from the header "
-          "stamps of the states they answer. 0 = off. The fallback and the final zero are not "
-          "limited.", check=nonnegative_number),
-    Param("clamp_efforts", True, "bool",
-          "Clip every command element to the effort limit; every clamp is counted."),
-    Param("diagnostics_period", 1.0, "double",
-          "Period (s) of the diagnostic_msgs/DiagnosticArray on /diagnostics.",
-          check=positive_number),
-]
-
-INPUT_PARAMS = [
-    Param("source_list", [], "string_array",
-          "More sensor_msgs/JointState topics merged by joint name (e.g. a gripper's); only "
-          "messages on joint_states are answered.", read_only=True),
-    Param("missing_joints", "reject", "string",
-          "A model joint that no source measures: 'reject' (drop the state) or 'hold' (use "
-          "hold_positions, zero velocity).", check=one_of(MISSING_POLICIES)),
-    Param("hold_positions", [], "double_array",
-          "Positions of held joints (missing_joints: hold): one value or one per joint; "
-          "default 0."),
-    Param("unmeasured_velocity", "estimate", "string",
-          "NaN or absent velocities: 'estimate' (filtered difference of positions, "
-          "velocity_cutoff_hz) or 'zero'.", check=one_of(("estimate", "zero"))),
-    Param("velocity_cutoff_hz", 20.0, "double",
-          "Cut-off of the first-order filter of estimated velocities (0 = raw difference).",
-          check=nonnegative_number),
-    Param("position_limit_margin", 0.1, "double",
-          "Warn once per joint when a position is outside the URDF limits by more than this "
-          "(rad or m).", check=nonnegative_number),
-]
+#: the parameter tables (ros/schemas/common.py), under the names the node schemas import
+GUARD_PARAMS = GUARD
+INPUT_PARAMS = INPUTS
 
 
 def guard_config(p) -> GuardConfig:

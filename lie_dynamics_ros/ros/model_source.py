@@ -1,4 +1,4 @@
-"""Where a node gets its robot model, and its typed parameters.
+"""Where a node gets its robot model.
 
 The model comes from, in this order (docs/ros.md):
 
@@ -15,169 +15,17 @@ time reloads the model; a bad value is refused by the set-parameters call. At st
 ValueError (the console script prints one line and exits with status 1) instead of waiting
 forever on the topic.
 """
-import math
 import os
-from dataclasses import dataclass, field
-from types import SimpleNamespace
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Optional
 
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+# typed parameters live in ros/parameters.py; re-exported for the nodes that import them here
+from lie_dynamics_ros.ros.parameters import (Param, Parameters,  # noqa: F401
+                                             declare_parameters)
+from lie_dynamics_ros.ros.schemas.common import MODEL_SOURCE
 # per-robot parameter files live in the core (the runtimes read them); re-exported here
 from lie_dynamics_ros.runtime.config_files import read_parameters, robot_config_file  # noqa: F401
-
-# -------------------------------------------------------------------------------------------
-# typed parameters
-
-
-@dataclass(frozen=True)
-class Param:
-    """One declared parameter: name, default, kind, description, and whether it is read-only.
-
-    kind is one of bool, int, double, string, double_array, string_array. Parameters are
-    declared with dynamic typing so that YAML/CLI integers are accepted for doubles
-    (``gravity: [0, 0, -9.81]``) and then coerced here, with a clear error otherwise.
-    """
-    name: str
-    default: Any
-    kind: str
-    description: str
-    read_only: bool = False
-    check: Optional[Callable[[Any], Optional[str]]] = field(default=None, compare=False)
-
-
-def _coerce(spec: Param, value):
-    """Value as given by rclpy -> typed Python value; raises ValueError."""
-    k = spec.kind
-    if value is None:
-        return list(spec.default) if isinstance(spec.default, (list, tuple)) else spec.default
-    if k == "bool":
-        if isinstance(value, bool):
-            return value
-    elif k == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif k == "double":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif k == "string":
-        if isinstance(value, str):
-            return value
-    elif k == "double_array":
-        if isinstance(value, (bytes, bytearray)) and len(value) == 0:
-            return []
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return [float(value)]      # a scalar gain: one value for every joint
-        if hasattr(value, "__len__") and not isinstance(value, str) and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
-            return [float(x) for x in value]
-    elif k == "string_array":
-        if isinstance(value, (bytes, bytearray)) and len(value) == 0:
-            return []
-        if hasattr(value, "__len__") and not isinstance(value, str) and all(
-                isinstance(x, str) for x in value):
-            return list(value)
-    raise ValueError("parameter '%s' must be %s, got %r" % (spec.name, k, value))
-
-
-def _validate(spec: Param, value):
-    value = _coerce(spec, value)
-    if spec.kind in ("double", "double_array"):
-        vals = value if isinstance(value, list) else [value]
-        if not all(math.isfinite(x) for x in vals):
-            raise ValueError("parameter '%s' must be finite, got %r" % (spec.name, value))
-    if spec.check is not None:
-        reason = spec.check(value)
-        if reason:
-            raise ValueError("parameter '%s': %s" % (spec.name, reason))
-    return value
-
-
-class Parameters:
-    """The declared parameters of a node, validated in the on-set callback and applied in the
-    post-set callback (rclpy's two stages), so that an update refused by any check changes
-    nothing: neither the values nor the state built from them.
-
-    ``declare(specs)`` declares and returns the namespace of typed values (``self.values``).
-    ``listen(check, apply)``, called once after every declaration:
-
-    - ``check(trial, names)``: ``trial`` is a copy of the values with the staged ones; returns
-      ``(reason, prepared)``: a reason string refuses the whole update; ``prepared`` is any
-      object built from ``trial`` (a new model, a new controller) and handed to ``apply``;
-    - ``apply(names, prepared)``: after rclpy has accepted the update (values already set).
-    """
-
-    def __init__(self, node):
-        self.node = node
-        self.values = SimpleNamespace()
-        self.specs = {}
-        self._pending = None
-
-    def declare(self, specs: List[Param]):
-        for s in specs:
-            desc = ParameterDescriptor(description=s.description, read_only=s.read_only,
-                                       dynamic_typing=True)
-            default = (None if isinstance(s.default, (list, tuple)) and not s.default
-                       else s.default)
-            p = self.node.declare_parameter(s.name, default, desc)
-            setattr(self.values, s.name, _validate(s, p.value))
-            self.specs[s.name] = s
-        return self.values
-
-    def stage(self, params):
-        """Typed validation of a set-parameters request: (trial namespace, names) or a
-        ValueError naming the parameter."""
-        staged = {p.name: _validate(self.specs[p.name], p.value)
-                  for p in params if p.name in self.specs}
-        trial = SimpleNamespace(**vars(self.values))
-        for name, v in staged.items():
-            setattr(trial, name, v)
-        return trial, set(staged)
-
-    def listen(self, check: Optional[Callable] = None, apply: Optional[Callable] = None):
-        def on_set(params):
-            try:
-                trial, names = self.stage(params)
-            except ValueError as e:
-                return SetParametersResult(successful=False, reason=str(e))
-            prepared = None
-            if names and check is not None:
-                reason, prepared = check(trial, names)
-                if reason:
-                    return SetParametersResult(successful=False, reason=reason)
-            self._pending = (_key(params), trial, names, prepared)
-            return SetParametersResult(successful=True)
-
-        def post_set(params):
-            pending, self._pending = self._pending, None
-            if pending is None or pending[0] != _key(params):
-                return          # refused by another callback, or not ours
-            _, trial, names, prepared = pending
-            for name in names:
-                setattr(self.values, name, getattr(trial, name))
-            if names and apply is not None:
-                apply(sorted(names), prepared)
-
-        self.node.add_on_set_parameters_callback(on_set)
-        self.node.add_post_set_parameters_callback(post_set)
-
-
-def _key(params):
-    return tuple((p.name, repr(p.value)) for p in params)
-
-
-def declare_parameters(node, specs: List[Param], on_change: Optional[Callable] = None):
-    """Declare ``specs`` on ``node`` and return a namespace of typed values.
-
-    Values set later (``ros2 param set``) are validated the same way; read-only ones are
-    refused by rclpy. After a successful change ``on_change(names)`` is called. Raises
-    ValueError at start-up for a value of the wrong type. (Simple form of ``Parameters``.)
-    """
-    ps = Parameters(node)
-    values = ps.declare(specs)
-    ps.listen(apply=None if on_change is None else lambda names, _: on_change(names))
-    return values
 
 
 # -------------------------------------------------------------------------------------------
@@ -236,32 +84,27 @@ class ModelSource:
     ``origin`` is "parameter robot_description", "urdf_path <path>" or "topic <name>".
     """
 
-    PARAMS = [
-        Param("robot_description", "", "string",
-              "URDF XML of the robot. Takes precedence over urdf_path and the topic."),
-        Param("urdf_path", "", "string",
-              "URDF file, used when robot_description is empty. Absolute, relative to "
-              "the working directory, or a file name in the package's urdf/ folder."),
-    ]
-    NAMES = ("robot_description", "urdf_path")
+    PARAMS = MODEL_SOURCE
+    NAMES = tuple(p.name for p in MODEL_SOURCE)
 
     def __init__(self, node, on_model: Callable[[Any, str], Optional[str]],
                  topic: str = "robot_description", parameters: Optional[Parameters] = None,
                  start: bool = True):
-        """With ``parameters`` (a node's ``Parameters``), the two parameters join them and
-        run-time changes go through the node's check/apply (``load_staged``/``adopted``);
-        without, ModelSource declares them and reloads in its own on-set callback."""
+        """The two parameters are declared through ``parameters`` (the node's
+        ``Parameters``, whose check/apply then handle run-time changes with
+        ``load_staged``/``adopted``), else through a ``Parameters`` of its own that listens
+        with ``on_model`` as its check."""
         self.node = node
         self.on_model = on_model
         self.topic = topic
         self.origin: Optional[str] = None
         self.rejected = 0      # malformed or refused descriptions so far
         self._sub = None
-        if parameters is not None:
-            self.params = parameters.declare(self.PARAMS)
-        else:
-            self.params = declare_parameters(node, self.PARAMS)
-            node.add_on_set_parameters_callback(self._on_set)
+        own = parameters is None
+        self.parameters = Parameters(node) if own else parameters
+        self.params = self.parameters.declare(self.PARAMS)
+        if own:
+            self.parameters.listen(self._check, self._apply)
         if start:
             self.start()
 
@@ -305,6 +148,24 @@ class ModelSource:
         self.origin = origin
         self.node.get_logger().info("robot model loaded from %s" % origin)
 
+    def _check(self, trial, names):
+        """Own listener: ``on_model`` both vets and installs, so it runs here, in the last
+        stage that can still refuse the update."""
+        try:
+            model, origin = self.load_staged(trial, names)
+        except ValueError as e:
+            return str(e), None
+        if model is None:
+            return None, None
+        reason = self._hand_over(model, origin)
+        if reason is not None:
+            self.node.get_logger().error("refusing new model from %s: %s" % (origin, reason))
+        return reason, origin
+
+    def _apply(self, names, origin):
+        if origin is not None:
+            self.adopted(origin)
+
     def _subscribe(self):
         from std_msgs.msg import String
         if self._sub is None:
@@ -325,33 +186,25 @@ class ModelSource:
     def _load(self, text, is_path, origin) -> Optional[str]:
         try:
             model = load_model(text, is_path)
+        except ValueError as e:
+            self.rejected += 1
+            return str(e)
+        reason = self._hand_over(model, origin)
+        if reason is None:
+            self.adopted(origin)
+        return reason
+
+    def _hand_over(self, model, origin) -> Optional[str]:
+        """``on_model(model, origin)``: None when the node took it, else the reason."""
+        try:
             reason = self.on_model(model, origin)
         except Exception as e:  # never let a bad description kill the node
             reason = "%s: %s" % (type(e).__name__, e)
         if reason is not None:
             self.rejected += 1
-            return reason
-        self.origin = origin
-        self.node.get_logger().info("robot model loaded from %s" % origin)
-        return None
+        return reason
 
     def _on_topic(self, msg):
         if self.origin is not None and not self.origin.startswith("topic"):
             return  # a parameter wins over the topic
         self._try(msg.data, False, "topic %s" % self._sub.topic_name)
-
-    def _on_set(self, params):
-        for p in params:
-            if p.name not in ("robot_description", "urdf_path") or not p.value:
-                continue
-            if not isinstance(p.value, str):
-                return SetParametersResult(successful=False, reason="%s must be a string"
-                                           % p.name)
-            is_path = p.name == "urdf_path"
-            origin = "urdf_path %s" % p.value if is_path else "parameter robot_description"
-            reason = self._load(p.value, is_path, origin)
-            if reason is not None:
-                self.node.get_logger().error("refusing new %s: %s" % (p.name, reason))
-                return SetParametersResult(successful=False, reason=reason)
-        return SetParametersResult(successful=True)
-

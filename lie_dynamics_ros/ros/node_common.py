@@ -2,14 +2,15 @@
 throttled warnings.
 
 - ``run_node(cls, name, args)``: ``rclpy.init``, spin ``cls()`` (``spin.make_spinner``: the
-  node's ``hot_subscription`` straight from a wait set), SIGINT/SIGTERM -> the node's
-  ``on_shutdown()`` then a clean shutdown; a bad configuration at start-up (``ValueError``)
-  prints one line and returns exit code 1;
+  node's ``hot_subscription`` straight from a wait set; the parameters ``SPIN``),
+  SIGINT/SIGTERM -> the node's ``on_shutdown()`` then a clean shutdown; a bad configuration
+  at start-up (``ValueError``) prints one line and returns exit code 1;
 - ``warm_up(node, fn)``: compile the kernels before subscribing, logged when the cache is cold.
 - ``spin_until(executor, cond, timeout_s)``: spin until ``cond()`` or a deadline (in-process
   graphs: ``ldr_bringup``, the demo, the soak test).
-- Validators for ``model_source.Param(check=...)``: each takes the typed value and returns
-  None or a reason string.
+- Validators for ``Param(check=...)`` (``ros/parameters.py``), for what ``min``/``max`` and
+  ``choices`` cannot say: each takes the typed value and returns None or a reason string; the
+  first line of its docstring is the constraint the docs show.
 - ``ThrottledWarnings``: a mixin giving a node ``_warn(key, text)`` (at most once per
   ``self.throttle.period_s`` per key, with a count of suppressed repeats) and
   ``_drop(key, reason)`` (counts ``self.dropped`` and warns).
@@ -42,7 +43,7 @@ def run_node(cls, name, args=None) -> int:
     import threading
     import rclpy
     from rclpy.executors import ExternalShutdownException
-    from lie_dynamics_ros.ros.spin import apply_realtime, make_spinner
+    from lie_dynamics_ros.ros.spin import apply_realtime, make_spinner, spin_settings
     from rclpy.signals import SignalHandlerOptions
     stop = threading.Event()
 
@@ -57,8 +58,9 @@ def run_node(cls, name, args=None) -> int:
     code = 0
     try:
         node = cls()
-        executor, spinner = make_spinner(node)
-        apply_realtime(node)
+        settings = spin_settings(node)       # SPIN declared once, read by both
+        executor, spinner = make_spinner(node, settings)
+        apply_realtime(node, settings)
         # start-up objects (numba, rclpy, the model: ~10^5) out of the collector's reach: a
         # full collection over them stalls a node for ~50 ms, 50 commands at 1 kHz
         gc.freeze()
@@ -121,28 +123,28 @@ def spin_until(executor, cond, timeout_s, step_s=0.002) -> bool:
 
 
 def three_values(values):
-    """Exactly three numbers (a vector in R^3, e.g. gravity)."""
+    """3 values (a vector in R^3)."""
     return None if len(values) == 3 else "needs 3 values, got %d" % len(values)
 
 
 def positive_number(x):
-    """A scalar > 0."""
+    """> 0."""
     return None if x > 0 else "must be > 0"
 
 
 def nonnegative_number(x):
-    """A scalar >= 0."""
+    """>= 0."""
     return None if x >= 0 else "must be >= 0"
 
 
 def positive_values(values):
-    """At least one value, every value > 0."""
+    """At least one value, each > 0."""
     return (None if len(values) and all(x > 0 for x in values)
             else "values must be > 0 (at least one)")
 
 
 def nonnegative_values(values):
-    """At least one value, every value >= 0."""
+    """At least one value, each >= 0."""
     if not len(values):
         return "needs at least one value"
     return None if all(x >= 0 for x in values) else "values must be >= 0"

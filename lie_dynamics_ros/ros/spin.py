@@ -13,36 +13,40 @@ Measured numbers and the choice against rclpy's EventsExecutor: docs/ros.md, "La
 """
 import time
 from contextlib import ExitStack
+from types import SimpleNamespace
 
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.exceptions import InvalidHandle, ParameterException
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.subscription import Subscription
 
-#: values of the read-only parameter ``executor`` that every node of run_node has
-EXECUTORS = ("wait_set", "single_threaded")
+from lie_dynamics_ros.ros.parameters import Parameters, typed_value
+# EXECUTORS: the values of ``executor``, re-exported here
+from lie_dynamics_ros.ros.schemas.common import EXECUTORS, SPIN  # noqa: F401
 
 
-def make_spinner(node):
-    """(executor, spinner) for ``node``, chosen by its read-only parameter ``executor``:
-    ``wait_set`` (default: HotPathSpinner on a SingleThreadedExecutor) or ``single_threaded``
-    (rclpy's). The node is added to the executor; ``spinner.spin_once(timeout_sec)`` serves
-    it. ValueError for an unknown name.
+def spin_settings(node):
+    """``executor`` and ``realtime_priority`` of ``node`` (the table ``SPIN``, read-only):
+    declared on the first call, typed values on every call. ValueError naming a bad value."""
+    new = [s for s in SPIN if not node.has_parameter(s.name)]
+    if new:
+        Parameters(node).declare(new)
+    return SimpleNamespace(**{s.name: typed_value(s, node.get_parameter(s.name).value)
+                              for s in SPIN})
+
+
+def make_spinner(node, settings=None):
+    """(executor, spinner) for ``node``, chosen by its read-only parameter ``executor``
+    (``settings``: ``spin_settings(node)``, got here when not given): ``wait_set`` (default:
+    HotPathSpinner on a SingleThreadedExecutor) or ``single_threaded`` (rclpy's). The node is
+    added to the executor; ``spinner.spin_once(timeout_sec)`` serves it. ValueError for an
+    unknown name.
 
     Not offered: rclpy.experimental.EventsExecutor. It gained as much as the wait set, but in
     rclpy 7.1 its ``spin()`` busy-loops without serving anything and its ``spin_once`` raised
     "SystemError: null argument to internal routine" on a node with a service and a
     subscription that takes message info (test_ros_spin.py, when it was in the list)."""
-    try:
-        name = node.declare_parameter("executor", "wait_set", ParameterDescriptor(
-            description="Spin loop: wait_set (joint_states straight from a wait set, the rest "
-                        "through rclpy's executor) or single_threaded (docs/ros.md, Latency).",
-            read_only=True)).value
-    except ParameterException as e:      # e.g. a number given
-        raise ValueError("parameter executor: %s" % e) from None
-    if name not in EXECUTORS:
-        raise ValueError("parameter executor: %r is not one of %s" % (name, ", ".join(EXECUTORS)))
+    name = (settings or spin_settings(node)).executor
     executor = SingleThreadedExecutor(context=node.context)
     executor.add_node(node)
     return executor, (HotPathSpinner(node, executor) if name == "wait_set" else executor)
@@ -111,23 +115,17 @@ class HotPathSpinner:
         self._executor_served = time.monotonic()
 
 
-def apply_realtime(node):
-    """The read-only parameter ``realtime_priority`` (0 = off, 1-99): run the spin loop's
-    thread under SCHED_FIFO at that priority, as ros2_control's controller manager does with
-    its ``thread_priority``. DDS's own threads keep theirs. Without the privilege (root,
-    CAP_SYS_NICE or an ``rtprio`` limit) the node says how to get it and runs as before.
-    Returns the priority in force (0 when off or refused)."""
+def apply_realtime(node, settings=None):
+    """The read-only parameter ``realtime_priority`` (0 = off, 1-99; ``settings`` as in
+    ``make_spinner``): run the spin loop's thread under SCHED_FIFO at that priority, as
+    ros2_control's controller manager does with its ``thread_priority``. DDS's own threads
+    keep theirs. Without the privilege (root, CAP_SYS_NICE or an ``rtprio`` limit) the node
+    says how to get it and runs as before. Returns the priority in force (0 when off or
+    refused)."""
     import os
-    try:
-        prio = node.declare_parameter("realtime_priority", 0, ParameterDescriptor(
-            description="SCHED_FIFO priority of the spin loop (1-99); 0: the default "
-                        "scheduler (docs/ros.md, Latency).", read_only=True)).value
-    except ParameterException as e:
-        raise ValueError("parameter realtime_priority: %s" % e) from None
+    prio = (settings or spin_settings(node)).realtime_priority
     if prio == 0:
         return 0
-    if not 1 <= prio <= 99:
-        raise ValueError("parameter realtime_priority: %d is not in 1..99 (0: off)" % prio)
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
     except PermissionError:
