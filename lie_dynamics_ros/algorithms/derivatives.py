@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import derivatives as KD
-from ..model import joints as J
+from ..kernels import joints as J
 from ._inputs import vec, check, prepare, load_fext, data_for
 
 

@@ -22,7 +22,7 @@ from ..conventions import SWAP6
 from ..errors import InputError
 from ..kernels import derivatives as KD
 from ..lie import se3
-from ..model import joints as J
+from ..kernels import joints as J
 from ._inputs import vec, check, prepare, data_for
 from .derivatives import _supported
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import joints as J
+from ..kernels import joints as J
 from . import joint_types as JT
 from ..kernels import layout as L
 from .bounds import MAX_GRAVITY
