@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
 from . import batch
-from ._inputs import Batched, vec, check, prepare, load_fext, data_for
+from ._inputs import batched, vec, check, prepare, load_fext, data_for
 
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
@@ -18,21 +18,19 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
-    try:
-        q, v, a = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
-                   vec(a, model.nv, "a", True))
-    except Batched:
-        return batch.evaluate(model, "rnea", (q, v, a), f_ext)
+    if batched((q, model.nq), (v, model.nv), (a, model.nv)):
+        return batch.evaluate(model, "rnea", (q, v, a), f_ext,
+                              lambda *x: inverse_dynamics(model, *x))
+    q, v, a = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True), vec(a, model.nv, "a", True)
     return _rnea(model, data_for(model, data), q, v, a, f_ext)
 
 
 def mass_matrix(model, q, data=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
     (N, nq) gives (N, nv, nv)."""
-    try:
-        q = vec(q, model.nq, "q", True)
-    except Batched:
-        return batch.evaluate(model, "crba", (q,), None)
+    if batched((q, model.nq)):
+        return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
+    q = vec(q, model.nq, "q", True)
     d = data_for(model, data)
     kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
@@ -44,23 +42,21 @@ def mass_matrix(model, q, data=None):
 
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
-    try:
-        q = vec(q, model.nq, "q", True)
-    except Batched:
-        q = np.asarray(q, dtype=float)
-        z = np.zeros((q.shape[0], model.nv))
-        return batch.evaluate(model, "rnea", (q, z, z), None)
+    if batched((q, model.nq)):
+        z = np.zeros((np.shape(q)[0], model.nv))
+        return batch.evaluate(model, "rnea", (q, z, z), None,
+                              lambda *x: inverse_dynamics(model, *x))
+    q = vec(q, model.nq, "q", True)
     d = data_for(model, data)
     return _rnea(model, d, q, d.zero_v, d.zero_v)
 
 
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
-    try:
-        q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
-    except Batched:
-        v = np.asarray(v, dtype=float)
-        return batch.evaluate(model, "rnea", (q, v, np.zeros(v.shape)), None)
+    if batched((q, model.nq), (v, model.nv)):
+        return batch.evaluate(model, "rnea", (q, v, np.zeros(np.shape(v))), None,
+                              lambda *x: inverse_dynamics(model, *x))
+    q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
     d = data_for(model, data)
     return _rnea(model, d, q, v, d.zero_v)
 
@@ -82,11 +78,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     A model with mimic joints couples bodies outside the tree recursion; it is solved through
     M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
-    try:
-        q, v, tau = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
-                     vec(tau, model.nv, "tau", True))
-    except Batched:
-        return batch.evaluate(model, "aba", (q, v, tau), f_ext)
+    if batched((q, model.nq), (v, model.nv), (tau, model.nv)):
+        return batch.evaluate(model, "aba", (q, v, tau), f_ext,
+                              lambda *x: forward_dynamics(model, *x))
+    q, v, tau = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+                 vec(tau, model.nv, "tau", True))
     d = data_for(model, data)
     if model.has_mimic:
         return _solve_through_M(model, d, q, v, tau, f_ext)
@@ -112,12 +108,12 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, data=None):
     mask = np.asarray(prescribed)
     if mask.shape != (model.nv,) or mask.dtype != bool:
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
-    try:
-        q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
-        a, tau = vec(a, model.nv, "a", True), vec(tau, model.nv, "tau", True)
-    except Batched:
+    if batched((q, model.nq), (v, model.nv), (a, model.nv), (tau, model.nv)):
         _check_whole_joints(model, mask)
-        return batch.evaluate(model, "hybrid", (q, v, a, tau), f_ext, mask=mask)
+        return batch.evaluate(model, "hybrid", (q, v, a, tau), f_ext,
+                              lambda *x: hybrid_dynamics(model, *x, mask), mask=mask)
+    q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+    a, tau = vec(a, model.nv, "a", True), vec(tau, model.nv, "tau", True)
     d = data_for(model, data)
     if model.has_mimic:
         _check_whole_joints(model, mask)
