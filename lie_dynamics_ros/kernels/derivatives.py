@@ -378,7 +378,7 @@ def parameter_derivatives(mi, mc, mI, dv, dm, q, v, a, rows, out, kin):
 
 
 @njit(**JIT)
-def mass_matrix_derivatives(mi, mc, mI, dv, dm, q, dM, kin):
+def mass_matrix_configuration_derivatives(mi, mc, mI, dv, dm, q, dM, kin):
     """dM[:, j, k] = dM/dq_k e_j = dtau/dq_k (q, 0, e_j) - dtau/dq_k (q, 0, 0) (gravity cancels)."""
     n = dM.shape[0]
     zero = np.zeros(n)
