@@ -16,6 +16,7 @@ Conventions (docs/ros.md):
 - stamps are integers in nanoseconds; a stamp of zero means "not stamped".
 """
 import array
+import importlib
 import math
 import time
 from dataclasses import dataclass
@@ -32,7 +33,6 @@ def _msg_class(module: str, name: str):
     """Message class, imported on first use (keeps this module free of ROS imports)."""
     cls = _MSG_CLASSES.get((module, name))
     if cls is None:
-        import importlib
         cls = _MSG_CLASSES[(module, name)] = getattr(importlib.import_module(module), name)
     return cls
 
@@ -455,6 +455,7 @@ def _quintic(q0, v0, a0, q1, v1, a1, s, T):
 def make_trajectory(names, times_s, positions=None, velocities=None, accelerations=None,
                     stamp_ns: int = 0):
     """Build a trajectory_msgs/JointTrajectory; arrays are (P, len(names)) or None."""
+    # on first use: the module is imported (and tested) without the message packages
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     msg = JointTrajectory()
     set_stamp(msg.header.stamp, stamp_ns)
