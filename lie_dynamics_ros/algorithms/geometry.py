@@ -2,8 +2,8 @@
 pulled-back metric, its derivatives and the Christoffel symbols.
 
 * ``mass_matrix_configuration_derivatives(model, q)`` -> dM (nv, nv, nv), dM[:, :, k] =
-  dM/dq_k (tangent space, as every q-derivative here); compiled: column j of dM/dq_k is the Kim Table 5
-  derivative of tau(q, 0, e_j) - tau(q, 0, 0).
+  dM/dq_k (tangent space, as every q-derivative here); compiled: column j of dM/dq_k is the
+  Kim Table 5 derivative of tau(q, 0, e_j) - tau(q, 0, 0).
 * ``christoffel_symbols(model, q)`` -> Gamma (nv, nv, nv), Park eq. (52):
   Gamma[i, j, k] = 1/2 (dm_kj/dq_i + dm_ki/dq_j - dm_ij/dq_k), so that
   tau_k = sum_j m_kj qdd_j + sum_ij Gamma[i, j, k] qd_i qd_j + phi_k (Park eq. 29) when q are
@@ -11,8 +11,9 @@ pulled-back metric, its derivatives and the Christoffel symbols.
   and the tangent-space derivatives do not commute; Gamma is then the symbol of the
   left-trivialized metric and the identity with C needs the structure constants too.
 * ``mass_matrix_park`` and ``mass_matrix_configuration_derivatives_park``: pure-numpy
-  references in Park's form M = S^T G^T J G S (Park eqs. 47-51; S = diag(S_i), J = diag(J_i) the body inertias,
-  G lower block-triangular with block (j, i) = Ad_{T_ij^-1} for i an ancestor of j) and its
+  references in Park's form M = S^T G^T J G S (Park eqs. 47-51; S = diag(S_i), J = diag(J_i)
+  the body inertias, G lower block-triangular with block (j, i) = Ad_{T_ij^-1} for i an
+  ancestor of j) and its
   derivative, dG/dq_k block (j, i) = -Ad_{T_Kj^-1} ad_{S_k} Ad_{T_iK^-1} for i above K <= j
   (the body-frame form of Park's Proposition 1, eq. 53). Joints with a constant S only.
 """
