@@ -7,8 +7,6 @@ edges (else every module would sit in a cycle with its package's ``__init__``).
 import ast
 import os
 
-import pytest
-
 import lie_dynamics_ros
 
 PKG = "lie_dynamics_ros"
