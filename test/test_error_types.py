@@ -121,5 +121,7 @@ def test_batched_row_error_names_the_row(pendulum):
     Q[2, 1] = np.nan
     with pytest.raises(ldr.InputError, match="row 2"):
         ldr.inverse_dynamics(pendulum, Q, np.zeros((4, 2)), np.zeros((4, 2)))
-    with pytest.raises(ldr.InputError, match="batched q"):
+    with pytest.raises(ldr.InputError, match="q must be a numeric array"):
         ldr.forward_dynamics(pendulum, "not numbers", np.zeros((4, 2)), np.zeros((4, 2)))
+    with pytest.raises(ldr.InputError, match=r"batched v must have shape \(4, 2\)"):
+        ldr.forward_dynamics(pendulum, np.zeros((4, 2)), np.zeros((3, 2)), np.zeros((4, 2)))

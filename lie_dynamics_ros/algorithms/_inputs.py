@@ -13,25 +13,10 @@ _ND = np.ndarray
 _UNIT_STRIDE = (8,)
 
 
-def batched(*pairs):
-    """True when one of the (x, n) pairs is an (N, n) array: the caller evaluates N states."""
-    for x, n in pairs:
-        if x.__class__ is _ND:
-            shape = x.shape
-        else:
-            try:
-                shape = np.shape(x)
-            except ValueError:        # ragged: ``vec`` names it
-                continue
-        if len(shape) == 2 and shape[1] == n:
-            return True
-    return False
-
-
 def vec(x, n, name, batch=False):
     """x as a contiguous float64 (n,) array; InputError otherwise. Finiteness: see ``check``.
 
-    ``batch`` only says, in the message, that the caller also takes (N, n) (see ``batched``)."""
+    With ``batch``, an (N, n) array gives None: the caller then evaluates N states."""
     # the common case in four cheap tests: a contiguous float64 vector of the right length
     if x.__class__ is _ND and x.dtype is _F64 and x.shape == (n,) and x.strides == _UNIT_STRIDE:
         return x
@@ -39,6 +24,8 @@ def vec(x, n, name, batch=False):
         a = np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array of shape ({n},)") from None
+    if batch and a.ndim == 2 and a.shape[1] == n:
+        return None
     if a.shape != (n,):
         also = f" or (N, {n})" if batch else ""
         raise InputError(f"{name} must have shape ({n},){also}, got {a.shape}")
