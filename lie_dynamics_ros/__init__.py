@@ -2,7 +2,7 @@
 
 The core imports without ROS. Conventions: docs/conventions.md; API: docs/api.md.
 """
-from .errors import URDFError, InputError
+from .errors import URDFError, SDFError, InputError, SimulationDiverged
 from .model.loading import load_urdf          # the tree (model.urdf) plus <loop_joint> / loops=
 from .model.sdf import load_sdf
 from .model.builder import ModelBuilder
@@ -18,21 +18,21 @@ from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobia
 from .algorithms.joint_order import JointOrder
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
-from .algorithms.regressor import (regressor, inertial_parameters, mass_matrix_derivative,
+from .algorithms.regressor import (regressor, inertial_parameters, mass_matrix_time_derivative,
                                    slotine_li_torques, coriolis_matrix_ploen, parameter_names)
 # closed kinematic loops (Kim 2012, section 3; docs/loops.md)
 from .algorithms.constrained import (constraint_residual, constraint_jacobian, constraint_bias,
                                      assemble, constrained_forward_dynamics,
                                      constrained_inverse_dynamics, constrained_hybrid_dynamics,
-                                     project, simulate_constrained,
-                                     make_constrained_stepper, complete_motion)
+                                     project, complete_motion)
+from .integrators.constrained import simulate_constrained, make_constrained_stepper
 # analytic derivatives (Kim 2012, section 4) and configuration-space geometry (Park et al. 1995)
 from .algorithms.derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives,
                                      inverse_dynamics_parameter_derivatives)
-from .algorithms.geometry import mass_matrix_derivatives, christoffel_symbols
+from .algorithms.geometry import mass_matrix_configuration_derivatives, christoffel_symbols
 from .integrators.simulate import simulate, rollout
-from .integrators.simulator import Simulator, SimulationDiverged
+from .integrators.simulator import Simulator
 from .estimation.momentum_observer import MomentumObserver
 from . import control
 from . import lie
@@ -41,19 +41,20 @@ from . import safety
 __version__ = "0.1.0"
 
 __all__ = [
-    "URDFError", "InputError", "load_urdf", "load_sdf", "ModelBuilder", "Model", "Data",
+    "URDFError", "SDFError", "InputError", "SimulationDiverged", "load_urdf", "load_sdf", "ModelBuilder", "Model", "Data",
     "JointOrder", "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal",
     "General", "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix",
     "gravity_torques", "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose",
     "body_jacobian", "kinetic_energy", "potential_energy", "integrate", "difference",
     "neutral_configuration", "random_configuration", "simulate", "rollout", "Simulator",
     "SimulationDiverged", "MomentumObserver", "lie", "regressor", "inertial_parameters",
-    "mass_matrix_derivative", "slotine_li_torques", "coriolis_matrix_ploen", "parameter_names",
+    "mass_matrix_time_derivative", "slotine_li_torques", "coriolis_matrix_ploen", "parameter_names",
     "control", "safety",
     "LoopClosure", "load_loops_yaml", "constraint_residual",
     "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
-    "inverse_dynamics_parameter_derivatives", "mass_matrix_derivatives", "christoffel_symbols",
+    "inverse_dynamics_parameter_derivatives", "mass_matrix_configuration_derivatives",
+    "christoffel_symbols",
 ]

@@ -5,7 +5,12 @@ import time
 
 import numpy as np
 
-import lie_dynamics_ros as ldr
+from .algorithms.configuration import random_configuration
+from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
+                                  hybrid_dynamics, inverse_dynamics, mass_matrix)
+from .algorithms.kinematics import frame_pose, kinetic_energy, potential_energy
+from .errors import InputError, URDFError
+from .model.loading import load_urdf
 from .resources import bundled_urdf
 
 
@@ -29,60 +34,60 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0, help="seed of the random state shown")
     args = p.parse_args(argv)
     try:
-        model = ldr.load_urdf(args.urdf or bundled_urdf("arm7.urdf"), floating_base=args.floating_base)
-    except (ldr.URDFError, FileNotFoundError) as e:
+        model = load_urdf(args.urdf or bundled_urdf("arm7.urdf"), floating_base=args.floating_base)
+    except (URDFError, FileNotFoundError) as e:
         print(f"ldr_demo: {e}", file=sys.stderr)
         return 2
     print(model.describe())
     print(f"  joint_names: {model.joint_names}")
     rng = np.random.default_rng(args.seed)
-    q = ldr.random_configuration(model, rng)
+    q = random_configuration(model, rng)
     v = rng.uniform(-1, 1, model.nv)
     a = rng.uniform(-1, 1, model.nv)
     print(f"\nstate (seed {args.seed}); torques in N m (N for prismatic joints)")
     print(_row("q", q))
     print(_row("v", v))
     print(_row("a", a))
-    tau = ldr.inverse_dynamics(model, q, v, a)
+    tau = inverse_dynamics(model, q, v, a)
     print("\ninverse dynamics (RNEA, Kim Table 2)")
     print(_row("tau = M a + C v + g", tau))
-    print(_row("g(q)", ldr.gravity_torques(model, q)))
-    print(_row("C(q, v) v", ldr.coriolis_matrix(model, q, v) @ v))
+    print(_row("g(q)", gravity_torques(model, q)))
+    print(_row("C(q, v) v", coriolis_matrix(model, q, v) @ v))
     print("\nforward dynamics (ABA, Kim Table 3)")
     try:
-        print(_row("a = FD(q, v, tau)", ldr.forward_dynamics(model, q, v, tau)))
-        print(_row("free fall, tau = 0", ldr.forward_dynamics(model, q, v, np.zeros(model.nv))))
-    except ldr.InputError as e:       # e.g. a massless floating base: accelerations undefined
+        print(_row("a = FD(q, v, tau)", forward_dynamics(model, q, v, tau)))
+        print(_row("free fall, tau = 0", forward_dynamics(model, q, v, np.zeros(model.nv))))
+    except InputError as e:       # e.g. a massless floating base: accelerations undefined
         print(f"  undefined: {e}")
     # prescribe the first half of the joints (whole joints: a free joint is one block)
     half = len(model.joint_names) // 2
     mask = np.zeros(model.nv, bool)
     mask[:model.joint_v_index[half] if half < len(model.joint_names) else model.nv] = True
     try:
-        a_h, tau_h = ldr.hybrid_dynamics(model, q, v, a, tau, mask)
+        a_h, tau_h = hybrid_dynamics(model, q, v, a, tau, mask)
         print(f"\nhybrid dynamics (Kim Table 4): the first {half} joints' accelerations given, "
               "the others' torques")
         print(_row("a_full", a_h))
         print(_row("tau_full", tau_h))
-    except ldr.InputError as e:
+    except InputError as e:
         print(f"\nhybrid dynamics: undefined ({e})")
-    M = ldr.mass_matrix(model, q)
+    M = mass_matrix(model, q)
     print(f"\nmass matrix M(q) (CRBA), eigenvalues {np.linalg.eigvalsh(M).min():.4f} .. "
           f"{np.linalg.eigvalsh(M).max():.4f}")
     for r in M[:8]:
         print(_row("", r[:8], 8))
-    ke, pe = ldr.kinetic_energy(model, q, v), ldr.potential_energy(model, q)
+    ke, pe = kinetic_energy(model, q, v), potential_energy(model, q)
     print(f"\nenergy: kinetic {ke:.4f} J, potential {pe:.4f} J")
     tip = model.frame_names[-1]
-    T = ldr.frame_pose(model, q, tip)
+    T = frame_pose(model, q, tip)
     print(f"pose of {tip!r}: position {np.round(T[:3, 3], 4)}")
     print("\ntime per call (this machine, Python call included):")
-    for name, fn in [("inverse_dynamics", lambda: ldr.inverse_dynamics(model, q, v, a)),
-                     ("forward_dynamics", lambda: ldr.forward_dynamics(model, q, v, tau)),
-                     ("mass_matrix", lambda: ldr.mass_matrix(model, q))]:
+    for name, fn in [("inverse_dynamics", lambda: inverse_dynamics(model, q, v, a)),
+                     ("forward_dynamics", lambda: forward_dynamics(model, q, v, tau)),
+                     ("mass_matrix", lambda: mass_matrix(model, q))]:
         try:
             print(f"  {name:<20} {_timed(fn):7.2f} us")
-        except ldr.InputError:
+        except InputError:
             print(f"  {name:<20} undefined for this model")
     return 0
 

@@ -1,4 +1,8 @@
-"""Typed exceptions of the library. Both are ValueErrors, so callers may catch either."""
+"""Typed exceptions of the library, all in one place and all exported by the package.
+
+``URDFError``, ``SDFError`` and ``InputError`` are ValueErrors and ``SimulationDiverged`` a
+FloatingPointError, so callers that catch the builtin types keep working.
+"""
 
 
 class URDFError(ValueError):
@@ -12,5 +16,21 @@ class URDFError(ValueError):
         self.element = element
 
 
+class SDFError(URDFError):
+    """An SDFormat file that cannot be turned into a model; ``.element`` names the element."""
+
+
 class InputError(ValueError):
-    """An argument with the wrong shape, a NaN/Inf, or an unknown name."""
+    """An argument with the wrong shape, a NaN/Inf, an unknown name or a value out of range."""
+
+
+class SimulationDiverged(FloatingPointError):
+    """A step left the trusted range: a non-finite value, or a joint faster than its bound.
+
+    ``t_s`` is the simulation time of the step (s from the start), ``joint`` the first joint
+    at fault and ``reason`` what was seen; the state is left unchanged."""
+
+    def __init__(self, t_s, joint, reason):
+        self.t_s, self.joint, self.reason = t_s, joint, reason
+        super().__init__("simulation diverged at t = %.4f s: joint %s %s; reduce dt (raise "
+                         "the rate) or use rkmk4" % (t_s, joint, reason))

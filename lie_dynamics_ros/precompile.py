@@ -19,6 +19,15 @@ import sys
 import time
 
 import numpy as np
+from numba.core.registry import CPUDispatcher
+
+from .algorithms.configuration import neutral_configuration
+from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
+                                  hybrid_dynamics, inverse_dynamics, mass_matrix)
+from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
+from .integrators.simulate import make_stepper
+from .model.loading import load_urdf
+from .resources import bundled_urdf
 
 #: modules holding cached numba kernels
 KERNEL_MODULES = ("lie_dynamics_ros.kernels.spatial", "lie_dynamics_ros.kernels.joint_kinematics",
@@ -28,7 +37,6 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.spatial", "lie_dynamics_ros.kernels.
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
     """The cached numba dispatchers defined in ``modules``."""
-    from numba.core.registry import CPUDispatcher
     out = []
     for name in modules:
         mod = importlib.import_module(name)
@@ -66,17 +74,15 @@ def warm_up(model, integrators=("semi_implicit",)):
     """Call each public dynamics function once on ``model`` (at its neutral configuration
     clipped to its limits), which compiles or loads every kernel they use, and build and take
     one step of each integrator in ``integrators``."""
-    import lie_dynamics_ros as ldr
-    from lie_dynamics_ros.integrators.simulate import make_stepper
-    q = np.clip(ldr.neutral_configuration(model), model.lower_limits, model.upper_limits) \
-        if model.nq == model.nv else ldr.neutral_configuration(model)
+    q = np.clip(neutral_configuration(model), model.lower_limits, model.upper_limits) \
+        if model.nq == model.nv else neutral_configuration(model)
     z = np.zeros(model.nv)
-    ldr.inverse_dynamics(model, q, z, z)
-    ldr.forward_dynamics(model, q, z, z)
-    ldr.mass_matrix(model, q)
-    ldr.coriolis_matrix(model, q, z)
-    ldr.gravity_torques(model, q)
-    ldr.hybrid_dynamics(model, q, z, z, z, np.zeros(model.nv, dtype=bool))
+    inverse_dynamics(model, q, z, z)
+    forward_dynamics(model, q, z, z)
+    mass_matrix(model, q)
+    coriolis_matrix(model, q, z)
+    gravity_torques(model, q)
+    hybrid_dynamics(model, q, z, z, z, np.zeros(model.nv, dtype=bool))
     for method in integrators:
         make_stepper(model, method)(q, z, 1e-3, tau=z)
 
@@ -84,7 +90,6 @@ def warm_up(model, integrators=("semi_implicit",)):
 def warm_up_controller(model):
     """One step of the adaptive Slotine-Li controller with projection (regressor kernels and
     the projection's eigen-solver, which needs SciPy inside numba)."""
-    from lie_dynamics_ros.control.controllers import AdaptiveGains, AdaptiveSlotineLiController
     gains = AdaptiveGains(Lambda=10.0, K_D=5.0, Gamma=1.0)
     ctrl = AdaptiveSlotineLiController(model, gains, payload_only=True, projection=True)
     q = np.clip(np.zeros(model.nq), model.lower_limits, model.upper_limits)
@@ -94,8 +99,6 @@ def warm_up_controller(model):
 
 def main(argv=None):
     """Console script ``ldr_precompile``: compile every kernel the nodes use."""
-    import lie_dynamics_ros as ldr
-    from lie_dynamics_ros.resources import bundled_urdf
     p = argparse.ArgumentParser(prog="ldr_precompile", description=__doc__.split("\n")[0])
     p.add_argument("urdf", nargs="*", default=["arm7"],
                    help="robots to warm up (bundled names or URDF paths; default arm7)")
@@ -105,7 +108,7 @@ def main(argv=None):
     print("ldr_precompile: %s cache in %s" % ("cold" if cold else "warm", cache_dir()),
           file=sys.stderr)
     for name in opts.urdf:
-        model = ldr.load_urdf(name if os.path.isfile(name) else bundled_urdf(name))
+        model = load_urdf(name if os.path.isfile(name) else bundled_urdf(name))
         warm_up(model, integrators=("semi_implicit", "rkmk4"))
         warm_up_controller(model)
     print("ldr_precompile: kernels ready in %.1f s" % (time.monotonic() - t0), file=sys.stderr)

@@ -65,7 +65,7 @@ def test_coriolis_reproduces_nonlinear_effects(model):
         close(ldr.nonlinear_effects(model, q, v), ldr.inverse_dynamics(model, q, v, 0 * v))
 
 
-def test_mass_matrix_derivative_is_c_plus_ct(model):
+def test_mass_matrix_time_derivative_is_c_plus_ct(model):
     """dM/dt along q(t) = q (+) v t, by central differences on the manifold."""
     q, v, _ = random_state(model, 7)
     h = 1e-6

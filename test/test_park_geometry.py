@@ -41,9 +41,9 @@ def test_park_mass_matrix_and_its_derivative(rid):
     for seed in range(2):
         q, v, _ = random_state(model, seed)
         assert rel(G.mass_matrix_park(model, q), ldr.mass_matrix(model, q)) < 1e-12
-        dM = ldr.mass_matrix_derivatives(model, q)
+        dM = ldr.mass_matrix_configuration_derivatives(model, q)
         assert dM.shape == (model.nv,) * 3
-        assert rel(dM, G.mass_matrix_derivatives_park(model, q)) < 1e-12
+        assert rel(dM, G.mass_matrix_configuration_derivatives_park(model, q)) < 1e-12
         assert rel(dM, fd_mass_matrix(model, q)) < 1e-7
         np.testing.assert_allclose(dM, dM.transpose(1, 0, 2), rtol=0, atol=1e-12 * np.abs(dM).max())
         C = ldr.coriolis_matrix(model, q, v)
@@ -54,7 +54,7 @@ def test_park_mass_matrix_and_its_derivative(rid):
 def test_christoffel_symbols(rid):
     model = ROBOTS[rid]()
     q, v, _ = random_state(model, 3)
-    dM = ldr.mass_matrix_derivatives(model, q)
+    dM = ldr.mass_matrix_configuration_derivatives(model, q)
     Gam = ldr.christoffel_symbols(model, q)
     n = model.nv
     i, j, k = np.random.default_rng(0).integers(0, n, size=(3, 20))
@@ -68,11 +68,11 @@ def test_christoffel_symbols(rid):
     assert rel(np.einsum("ijk,i,j->k", Gam, v, v), ldr.nonlinear_effects(model, q, v) - g) < 1e-12
 
 
-def test_mass_matrix_derivatives_every_joint_kind():
+def test_mass_matrix_configuration_derivatives_every_joint_kind():
     """Planar, universal, ball, prismatic and mimic joints: against central differences."""
     model = zoo(0, floating=True, mimic=True)
     q, v, _ = random_state(model, 4)
-    dM = ldr.mass_matrix_derivatives(model, q)
+    dM = ldr.mass_matrix_configuration_derivatives(model, q)
     assert rel(dM, fd_mass_matrix(model, q)) < 1e-7
     C = ldr.coriolis_matrix(model, q, v)
     assert rel(dM @ v, C + C.T) < 1e-12

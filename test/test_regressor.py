@@ -86,7 +86,7 @@ def test_skew_property_and_coriolis_times_v(name):
     for q, v, s, _ in states(model, N_STATES, 1):
         C = ldr.coriolis_matrix(model, q, v)
         Cp = R.coriolis_matrix_ploen(model, q, v)
-        Md = R.mass_matrix_derivative(model, q, v)
+        Md = R.mass_matrix_time_derivative(model, q, v)
         b = ldr.inverse_dynamics(model, q, v, np.zeros(model.nv))
         g = ldr.gravity_torques(model, q)
         sc = scale(C, Md, b)
@@ -102,12 +102,12 @@ def test_skew_property_and_coriolis_times_v(name):
 
 
 @pytest.mark.parametrize("name", ROBOTS)
-def test_mass_matrix_derivative_matches_finite_differences(name):
+def test_mass_matrix_time_derivative_matches_finite_differences(name):
     """Independent of C: d/dt M(q(t)) along q(t) = integrate(q, v t), central differences."""
     model = model_of(name)
     h = 1e-6
     for q, v, _, _ in states(model, 5, 2):
-        Md = R.mass_matrix_derivative(model, q, v)
+        Md = R.mass_matrix_time_derivative(model, q, v)
         Mp = ldr.mass_matrix(model, ldr.integrate(model, q, v, h))
         Mm = ldr.mass_matrix(model, ldr.integrate(model, q, v, -h))
         fd = (Mp - Mm) / (2 * h)
@@ -332,7 +332,7 @@ def test_bad_inputs_raise_input_error():
     with pytest.raises(ldr.InputError):
         R.regressor(model, z, z, z, np.zeros(6))
     with pytest.raises(ldr.InputError):
-        R.mass_matrix_derivative(model, z, np.r_[z[:6], np.inf])
+        R.mass_matrix_time_derivative(model, z, np.r_[z[:6], np.inf])
     with pytest.raises(ldr.InputError):
         R.slotine_li_torques(model, np.zeros(3), z, z, z)
     with pytest.raises(ldr.InputError):

@@ -13,14 +13,10 @@ _ND = np.ndarray
 _UNIT_STRIDE = (8,)
 
 
-class Batched(Exception):
-    """Raised by ``vec`` for an (N, n) array: the caller switches to its batched path."""
-
-
 def vec(x, n, name, batch=False):
     """x as a contiguous float64 (n,) array; InputError otherwise. Finiteness: see ``check``.
 
-    With ``batch``, an (N, n) array raises ``Batched`` (the caller then evaluates N states)."""
+    With ``batch``, an (N, n) array gives None: the caller then evaluates N states."""
     # the common case in four cheap tests: a contiguous float64 vector of the right length
     if x.__class__ is _ND and x.dtype is _F64 and x.shape == (n,) and x.strides == _UNIT_STRIDE:
         return x
@@ -29,7 +25,7 @@ def vec(x, n, name, batch=False):
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array of shape ({n},)") from None
     if batch and a.ndim == 2 and a.shape[1] == n:
-        raise Batched()
+        return None
     if a.shape != (n,):
         also = f" or (N, {n})" if batch else ""
         raise InputError(f"{name} must have shape ({n},){also}, got {a.shape}")

@@ -29,7 +29,8 @@ _pool = None
 _pool_lock = threading.Lock()
 
 
-def _executor():
+def executor():
+    """The shared worker pool (created on first use)."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -38,15 +39,22 @@ def _executor():
 
 
 def _rows(x, n, name, N=None):
-    a = np.ascontiguousarray(x, dtype=np.float64)
+    try:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
     if a.ndim != 2 or a.shape[1] != n or (N is not None and a.shape[0] != N):
         want = f"({'N' if N is None else N}, {n})"
         raise InputError(f"batched {name} must have shape {want}, got {a.shape}")
     return a
 
 
-def evaluate(model, alg, arrays, f_ext, mask=None):
-    """Evaluate kernel ``alg`` ('rnea', 'aba', 'crba', 'hybrid') on every row of ``arrays``."""
+def evaluate(model, alg, arrays, f_ext, row, mask=None):
+    """Evaluate kernel ``alg`` ('rnea', 'aba', 'crba', 'hybrid') on every row of ``arrays``.
+
+    ``row(q, *rest)`` is the per-state public function: it serves models the row kernels do not
+    (General joints, mimic joints solved through M) and names the error of a failed row.
+    """
     if f_ext is not None:
         raise InputError("f_ext is per state: batched calls take f_ext=None (call the function "
                          "per state to apply external wrenches)")
@@ -55,7 +63,7 @@ def evaluate(model, alg, arrays, f_ext, mask=None):
     names = {"rnea": ("v", "a"), "aba": ("v", "tau"), "crba": (), "hybrid": ("v", "a", "tau")}
     rest = [_rows(x, model.nv, name, N) for x, name in zip(arrays[1:], names[alg])]
     if model.has_general or (model.has_mimic and alg in ("aba", "hybrid")):
-        return _python_rows(model, alg, Q, rest, mask)
+        return _python_rows(model, alg, Q, rest, row)
     nv = model.nv
     if alg == "crba":
         out = (np.empty((N, nv, nv)),)
@@ -81,40 +89,29 @@ def evaluate(model, alg, arrays, f_ext, mask=None):
 
     chunks = 1 if N * nv < MIN_PARALLEL_WORK else min(WORKERS, N)
     bounds = np.linspace(0, N, chunks + 1).astype(int)
-    futures = [_executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    futures = [executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
     run(bounds[0], bounds[1])
     for f in futures:
         f.result()
     if status.any():
-        _raise_for_row(model, alg, int(np.flatnonzero(status)[0]), Q, rest, mask)
+        _raise_for_row(int(np.flatnonzero(status)[0]), Q, rest, row)
     return out if alg == "hybrid" else out[0]
 
 
-def _single(model, alg, q, rest, mask):
-    from . import dynamics as D
-    if alg == "rnea":
-        return D.inverse_dynamics(model, q, rest[0], rest[1])
-    if alg == "aba":
-        return D.forward_dynamics(model, q, rest[0], rest[1])
-    if alg == "crba":
-        return D.mass_matrix(model, q)
-    return D.hybrid_dynamics(model, q, rest[0], rest[1], rest[2], mask)
-
-
-def _raise_for_row(model, alg, r, Q, rest, mask):
+def _raise_for_row(r, Q, rest, row):
     try:
-        _single(model, alg, Q[r], [x[r] for x in rest], mask)
+        row(Q[r], *[x[r] for x in rest])
     except InputError as e:
         raise InputError(f"row {r}: {e}") from None
     raise InputError(f"row {r}: the kernel failed")   # pragma: no cover - status without error
 
 
-def _python_rows(model, alg, Q, rest, mask):
+def _python_rows(model, alg, Q, rest, row):
     """Models with Python-defined (General) joints, or mimic joints solved through M."""
     res = []
     for r in range(Q.shape[0]):
         try:
-            res.append(_single(model, alg, Q[r], [x[r] for x in rest], mask))
+            res.append(row(Q[r], *[x[r] for x in rest]))
         except InputError as e:
             raise InputError(f"row {r}: {e}") from None
     if alg == "hybrid":

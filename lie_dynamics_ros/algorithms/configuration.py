@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..lie import so3, se3
-from ..model import joints as J
+from ..kernels import joints as J
 from ._inputs import vec
 
 

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import derivatives as KD
-from ..model import joints as J
+from ..kernels import joints as J
 from ._inputs import vec, check, prepare, load_fext, data_for
+from .dynamics import forward_dynamics, hybrid_dynamics
 
 
 def _supported(model):
@@ -103,7 +104,6 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
             outs = [forward_dynamics_derivatives(model, q[r], v[r], tau[r], data=d)
                     for r in range(N)]
             return tuple(np.stack(x) for x in zip(*outs))
-        from .dynamics import forward_dynamics
         a = forward_dynamics(model, q, v, tau, f_ext, data=d)
         dq, dv, M = inverse_dynamics_derivatives(model, q, v, a, f_ext, data=d)
         Minv = _spd_inverse(M)
@@ -148,7 +148,6 @@ def hybrid_dynamics_derivatives(model, q, v, a, tau, prescribed, f_ext=None, dat
     With u the prescribed and w the free DOFs and D = dtau/d(q, v) at the full acceleration:
     da_w = -M_ww^-1 (D_w dx + M_wu da_u - dtau_w), dtau_u = D_u dx + M_uu da_u + M_uw da_w.
     """
-    from .dynamics import hybrid_dynamics
     _supported(model)
     u = np.asarray(prescribed)
     if u.shape != (model.nv,) or u.dtype != bool:

@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
 from . import batch
-from ._inputs import Batched, vec, check, prepare, load_fext, data_for
+from ._inputs import vec, check, prepare, load_fext, data_for
 
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
@@ -18,21 +18,21 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
-    try:
-        q, v, a = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
-                   vec(a, model.nv, "a", True))
-    except Batched:
-        return batch.evaluate(model, "rnea", (q, v, a), f_ext)
-    return _rnea(model, data_for(model, data), q, v, a, f_ext)
+    qc, vc, ac = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+                  vec(a, model.nv, "a", True))
+    if qc is None or vc is None or ac is None:
+        return batch.evaluate(model, "rnea", (q, v, a), f_ext,
+                              lambda *x: inverse_dynamics(model, *x))
+    return _rnea(model, data_for(model, data), qc, vc, ac, f_ext)
 
 
 def mass_matrix(model, q, data=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
     (N, nq) gives (N, nv, nv)."""
-    try:
-        q = vec(q, model.nq, "q", True)
-    except Batched:
-        return batch.evaluate(model, "crba", (q,), None)
+    qc = vec(q, model.nq, "q", True)
+    if qc is None:
+        return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
+    q = qc
     d = data_for(model, data)
     kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
@@ -44,23 +44,23 @@ def mass_matrix(model, q, data=None):
 
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
-    try:
-        q = vec(q, model.nq, "q", True)
-    except Batched:
-        q = np.asarray(q, dtype=float)
-        z = np.zeros((q.shape[0], model.nv))
-        return batch.evaluate(model, "rnea", (q, z, z), None)
+    qc = vec(q, model.nq, "q", True)
+    if qc is None:
+        z = np.zeros((np.shape(q)[0], model.nv))
+        return batch.evaluate(model, "rnea", (q, z, z), None,
+                              lambda *x: inverse_dynamics(model, *x))
+    q = qc
     d = data_for(model, data)
     return _rnea(model, d, q, d.zero_v, d.zero_v)
 
 
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
-    try:
-        q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
-    except Batched:
-        v = np.asarray(v, dtype=float)
-        return batch.evaluate(model, "rnea", (q, v, np.zeros(v.shape)), None)
+    qc, vc = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+    if qc is None or vc is None:
+        return batch.evaluate(model, "rnea", (q, v, np.zeros(np.shape(v))), None,
+                              lambda *x: inverse_dynamics(model, *x))
+    q, v = qc, vc
     d = data_for(model, data)
     return _rnea(model, d, q, v, d.zero_v)
 
@@ -82,11 +82,12 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     A model with mimic joints couples bodies outside the tree recursion; it is solved through
     M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
-    try:
-        q, v, tau = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
-                     vec(tau, model.nv, "tau", True))
-    except Batched:
-        return batch.evaluate(model, "aba", (q, v, tau), f_ext)
+    qc, vc, tc = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+                  vec(tau, model.nv, "tau", True))
+    if qc is None or vc is None or tc is None:
+        return batch.evaluate(model, "aba", (q, v, tau), f_ext,
+                              lambda *x: forward_dynamics(model, *x))
+    q, v, tau = qc, vc, tc
     d = data_for(model, data)
     if model.has_mimic:
         return _solve_through_M(model, d, q, v, tau, f_ext)
@@ -112,12 +113,13 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, data=None):
     mask = np.asarray(prescribed)
     if mask.shape != (model.nv,) or mask.dtype != bool:
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
-    try:
-        q, v = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
-        a, tau = vec(a, model.nv, "a", True), vec(tau, model.nv, "tau", True)
-    except Batched:
+    qc, vc = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+    ac, tc = vec(a, model.nv, "a", True), vec(tau, model.nv, "tau", True)
+    if qc is None or vc is None or ac is None or tc is None:
         _check_whole_joints(model, mask)
-        return batch.evaluate(model, "hybrid", (q, v, a, tau), f_ext, mask=mask)
+        return batch.evaluate(model, "hybrid", (q, v, a, tau), f_ext,
+                              lambda *x: hybrid_dynamics(model, *x, mask), mask=mask)
+    q, v, a, tau = qc, vc, ac, tc
     d = data_for(model, data)
     if model.has_mimic:
         _check_whole_joints(model, mask)

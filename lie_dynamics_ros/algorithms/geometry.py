@@ -1,18 +1,19 @@
 """Geometry of the configuration space (Park, Bobrow & Ploen 1995, §4): the mass matrix as a
 pulled-back metric, its derivatives and the Christoffel symbols.
 
-* ``mass_matrix_derivatives(model, q)`` -> dM (nv, nv, nv), dM[:, :, k] = dM/dq_k (tangent
-  space, as every q-derivative here); compiled: column j of dM/dq_k is the Kim Table 5
-  derivative of tau(q, 0, e_j) - tau(q, 0, 0).
+* ``mass_matrix_configuration_derivatives(model, q)`` -> dM (nv, nv, nv), dM[:, :, k] =
+  dM/dq_k (tangent space, as every q-derivative here); compiled: column j of dM/dq_k is the
+  Kim Table 5 derivative of tau(q, 0, e_j) - tau(q, 0, 0).
 * ``christoffel_symbols(model, q)`` -> Gamma (nv, nv, nv), Park eq. (52):
   Gamma[i, j, k] = 1/2 (dm_kj/dq_i + dm_ki/dq_j - dm_ij/dq_k), so that
   tau_k = sum_j m_kj qdd_j + sum_ij Gamma[i, j, k] qd_i qd_j + phi_k (Park eq. 29) when q are
   coordinates (revolute, prismatic, planar joints). On a free or ball joint q lives on a group
   and the tangent-space derivatives do not commute; Gamma is then the symbol of the
   left-trivialized metric and the identity with C needs the structure constants too.
-* ``mass_matrix_park`` and ``mass_matrix_derivatives_park``: pure-numpy references in Park's
-  form M = S^T G^T J G S (Park eqs. 47-51; S = diag(S_i), J = diag(J_i) the body inertias,
-  G lower block-triangular with block (j, i) = Ad_{T_ij^-1} for i an ancestor of j) and its
+* ``mass_matrix_park`` and ``mass_matrix_configuration_derivatives_park``: pure-numpy
+  references in Park's form M = S^T G^T J G S (Park eqs. 47-51; S = diag(S_i), J = diag(J_i)
+  the body inertias, G lower block-triangular with block (j, i) = Ad_{T_ij^-1} for i an
+  ancestor of j) and its
   derivative, dG/dq_k block (j, i) = -Ad_{T_Kj^-1} ad_{S_k} Ad_{T_iK^-1} for i above K <= j
   (the body-frame form of Park's Proposition 1, eq. 53). Joints with a constant S only.
 """
@@ -22,27 +23,28 @@ from ..conventions import SWAP6
 from ..errors import InputError
 from ..kernels import derivatives as KD
 from ..lie import se3
-from ..model import joints as J
+from ..kernels import joints as J
 from ._inputs import vec, check, prepare, data_for
 from .derivatives import _supported
+from .kinematics import forward_kinematics
 
 
-def mass_matrix_derivatives(model, q, data=None):
+def mass_matrix_configuration_derivatives(model, q, data=None):
     """dM (nv, nv, nv) with dM[:, :, k] = dM/dq_k, q-derivatives in the tangent space."""
     _supported(model)
     q = vec(q, model.nq, "q")
     d = data_for(model, data)
     n = model.nv
     dM = np.empty((n, n, n))
-    st = KD.mass_matrix_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, dM,
-                                    prepare(model, d, q, d.zero_v))
+    st = KD.mass_matrix_configuration_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q,
+                                                  dM, prepare(model, d, q, d.zero_v))
     check(model, st, d, q=q)
     return dM
 
 
 def christoffel_symbols(model, q, data=None):
     """Gamma (nv, nv, nv) of Park eq. (52): Gamma[i, j, k] = Gamma_ijk."""
-    dM = mass_matrix_derivatives(model, q, data)
+    dM = mass_matrix_configuration_derivatives(model, q, data)
     # dm_kj/dq_i = dM[k, j, i], dm_ki/dq_j = dM[k, i, j], dm_ij/dq_k = dM[i, j, k]
     return 0.5 * (dM.transpose(2, 1, 0) + dM.transpose(1, 2, 0) - dM)
 
@@ -51,7 +53,6 @@ def christoffel_symbols(model, q, data=None):
 def _park_terms(model, q):
     """(S (6nb, nv), G (6nb, 6nb), Jd (6nb, 6nb), world poses, parents, axes) in the seeds'
     order, from the public forward kinematics and the joints' constant S."""
-    from .kinematics import forward_kinematics
     q = vec(q, model.nq, "q")
     nb = model.njoints
     poses = forward_kinematics(model, q)
@@ -91,7 +92,7 @@ def mass_matrix_park(model, q):
     return S.T @ G.T @ Jd @ G @ S
 
 
-def mass_matrix_derivatives_park(model, q):
+def mass_matrix_configuration_derivatives_park(model, q):
     """dM/dq_k = S^T (dG^T J G + G^T J dG) S with Park's Proposition 1 for dG (numpy)."""
     S, G, Jd, T0, parent = _park_terms(model, q)
     nb, n = model.njoints, model.nv

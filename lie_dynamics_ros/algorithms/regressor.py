@@ -213,7 +213,7 @@ def slotine_li_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, tau, W, Wd, Fw, kin):
 
 
 @njit(**JIT)
-def mass_matrix_derivative_kernel(mi, mc, mI, dv, dm, q, v, Jb, Jd, Md, kin):
+def mass_matrix_time_derivative_kernel(mi, mc, mI, dv, dm, q, v, Jb, Jd, Md, kin):
     """dM/dt = H + H^T with H = sum_i J_i^T I_i Jd_i (J, Jd from the recursive Jacobians)."""
     st = KD.jacobian_kinematics(mi, mc, mI, dv, dm, q, v, Jb, Jd, kin)
     if st != OK:
@@ -336,7 +336,7 @@ def slotine_li_torques(model, q, v, v_r, a_r, data=None):
     return tau
 
 
-def mass_matrix_derivative(model, q, v, data=None):
+def mass_matrix_time_derivative(model, q, v, data=None):
     """dM/dt along the motion (q, v): sum_i (Jd_i^T I_i J_i + J_i^T I_i Jd_i), from the
     recursive body Jacobians J_i and their time derivatives (no finite differences).
     Equals C + C^T for the Christoffel C (and for ``coriolis_matrix_ploen``)."""
@@ -344,8 +344,8 @@ def mass_matrix_derivative(model, q, v, data=None):
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
     Md = np.empty((model.nv, model.nv))
-    check(model, mass_matrix_derivative_kernel(model.mi, model.mc, model.mI, d.dv, d.dm, q, v,
-                                               d.Jb, d.Jd, Md, kin), d, q=q, v=v)
+    check(model, mass_matrix_time_derivative_kernel(model.mi, model.mc, model.mI, d.dv, d.dm, q,
+                                                    v, d.Jb, d.Jd, Md, kin), d, q=q, v=v)
     return Md
 
 

@@ -32,6 +32,7 @@ from ..algorithms.configuration import difference
 from ..algorithms.dynamics import inverse_dynamics, gravity_torques, mass_matrix
 from ..algorithms.regressor import (N_PARAMS, inertial_parameters, regressor,
                                     slotine_li_torques)
+from ..errors import InputError
 
 __all__ = [
     "PDGains", "SlotineLiGains", "AdaptiveGains", "ControllerState",
@@ -49,28 +50,28 @@ def _gain(name, value, strict=False):
     """A validated, read-only gain: scalar, vector (diagonal) or symmetric matrix.
 
     Negative (or, with ``strict``, zero) entries, non-finite values, a non-symmetric matrix or
-    one that is not positive (semi)definite raise ValueError.
+    one that is not positive (semi)definite raise InputError.
     """
     try:
         a = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("gain %s must be a number, a vector or a matrix, got %r"
+        raise InputError("gain %s must be a number, a vector or a matrix, got %r"
                          % (name, value)) from None
     if a.ndim > 2 or a.size == 0:
-        raise ValueError("gain %s must be a scalar, a vector or a square matrix" % name)
+        raise InputError("gain %s must be a scalar, a vector or a square matrix" % name)
     if not np.all(np.isfinite(a)):
-        raise ValueError("gain %s must be finite, got %r" % (name, value))
+        raise InputError("gain %s must be finite, got %r" % (name, value))
     if a.ndim == 2:
         if a.shape[0] != a.shape[1] or not np.allclose(a, a.T, rtol=1e-12, atol=1e-12):
-            raise ValueError("gain %s: a matrix gain must be square and symmetric" % name)
+            raise InputError("gain %s: a matrix gain must be square and symmetric" % name)
         a = 0.5 * (a + a.T)
         lo = float(np.linalg.eigvalsh(a).min())
         if lo < 0 or (strict and lo <= 0):
-            raise ValueError("gain %s must be positive %sdefinite (smallest eigenvalue %g)"
+            raise InputError("gain %s must be positive %sdefinite (smallest eigenvalue %g)"
                              % (name, "" if strict else "semi", lo))
     else:
         if np.any(a < 0) or (strict and np.any(a <= 0)):
-            raise ValueError("gain %s must be %s, got %r"
+            raise InputError("gain %s must be %s, got %r"
                              % (name, "> 0" if strict else ">= 0", value))
     a.flags.writeable = False
     return a
@@ -82,11 +83,11 @@ def _sized(g, n, name):
         return np.full(n, float(g))
     if g.ndim == 1:
         if g.shape != (n,):
-            raise ValueError("gain %s has %d entries, the controller needs %d"
+            raise InputError("gain %s has %d entries, the controller needs %d"
                              % (name, g.shape[0], n))
         return np.array(g)
     if g.shape != (n, n):
-        raise ValueError("gain %s is %dx%d, the controller needs %dx%d"
+        raise InputError("gain %s is %dx%d, the controller needs %dx%d"
                          % (name, g.shape[0], g.shape[1], n, n))
     return np.array(g)
 
@@ -274,7 +275,7 @@ class AdaptiveSlotineLiController(SlotineLiController):
         if payload_only or adapt_body is not None:
             body = adapt_body if adapt_body is not None else model.body_names[-1]
             if body not in model.body_names:
-                raise ValueError("adapt_body %r is not a body of the model (%s)"
+                raise InputError("adapt_body %r is not a body of the model (%s)"
                                  % (body, model.body_names))
             b = model.body_names.index(body)
             self.adapted = np.arange(N_PARAMS * b, N_PARAMS * (b + 1))
@@ -291,7 +292,7 @@ class AdaptiveSlotineLiController(SlotineLiController):
                            else 1.0 / self._gamma)
         self.projection = bool(projection)
         if projection_method not in ("halfspace", "exact"):
-            raise ValueError("projection_method must be 'halfspace' or 'exact'")
+            raise InputError("projection_method must be 'halfspace' or 'exact'")
         self.projection_method = projection_method
         self.min_eigenvalue = float(min_eigenvalue)
         self.adapt = bool(adapt)
@@ -302,7 +303,7 @@ class AdaptiveSlotineLiController(SlotineLiController):
             if th.shape == self.theta_nominal.shape:
                 th = th[self.adapted]
             if th.shape != (na,) or not np.all(np.isfinite(th)):
-                raise ValueError("theta0 must be %d finite numbers (the adapted parameters) "
+                raise InputError("theta0 must be %d finite numbers (the adapted parameters) "
                                  "or %d (all)" % (na, self.theta_nominal.size))
             self.theta0 = th
         self.reset()
@@ -325,7 +326,7 @@ class AdaptiveSlotineLiController(SlotineLiController):
     def set_theta_hat(self, theta_hat):
         th = np.array(theta_hat, dtype=float).reshape(-1)
         if th.shape != self.theta0.shape or not np.all(np.isfinite(th)):
-            raise ValueError("theta_hat must be %d finite numbers" % self.theta0.size)
+            raise InputError("theta_hat must be %d finite numbers" % self.theta0.size)
         self.state.theta_hat = th
 
     def step(self, t, q, v, q_d, v_d, a_d, dt=0.0):
@@ -354,7 +355,7 @@ class AdaptiveSlotineLiController(SlotineLiController):
         if th.shape == self.theta_nominal.shape:
             th = th[self.adapted]
         if th.shape != self.theta0.shape:
-            raise ValueError("theta_true must have %d or %d entries"
+            raise InputError("theta_true must have %d or %d entries"
                              % (self.theta0.size, self.theta_nominal.size))
         d = self.state.theta_hat - th
         return 0.5 * float(d @ _apply(self._gamma_inv, d))
@@ -458,11 +459,11 @@ def project_physical(theta, metric=None, eps=1e-9, start=None, method="exact", m
     """
     x0 = np.array(theta, dtype=float).reshape(-1)
     if x0.size % N_PARAMS or x0.size == 0:
-        raise ValueError("theta must have 10 numbers per body")
+        raise InputError("theta must have 10 numbers per body")
     if not np.all(np.isfinite(x0)):
-        raise ValueError("theta must be finite")
+        raise InputError("theta must be finite")
     if method not in ("exact", "halfspace"):
-        raise ValueError("method must be 'exact' or 'halfspace'")
+        raise InputError("method must be 'exact' or 'halfspace'")
     nb = x0.size // N_PARAMS
     L = np.empty((4, 4))
     P = np.empty((4, 4))

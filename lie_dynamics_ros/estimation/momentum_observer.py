@@ -17,8 +17,8 @@ up to O(dt) in the change of M.
 """
 import numpy as np
 
-import lie_dynamics_ros as ldr
-from lie_dynamics_ros.errors import InputError
+from ..algorithms.dynamics import coriolis_matrix, gravity_torques, mass_matrix
+from ..errors import InputError
 
 
 def _per_joint(x, n, name):
@@ -57,11 +57,11 @@ class MomentumObserver:
         self.samples = 0
 
     def momentum(self, q, v):
-        return ldr.mass_matrix(self.model, q) @ v
+        return mass_matrix(self.model, q) @ v
 
     def _drift(self, q, v):
         """C(q, qd)^T qd - g(q)."""
-        return ldr.coriolis_matrix(self.model, q, v).T @ v - ldr.gravity_torques(self.model, q)
+        return coriolis_matrix(self.model, q, v).T @ v - gravity_torques(self.model, q)
 
     def update(self, q, v, tau, dt):
         """Take the state (q, v) at the end of an interval of length ``dt`` (s) over which the

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["StepSizeController", "AdaptiveResult", "solve_adaptive"]
 
 
@@ -82,14 +84,14 @@ def solve_adaptive(space, f, y0, t_span, method, tol=None, rtol=None, atol=None,
     called after every accepted step (if it returns True the integration stops).
     """
     if not getattr(method, "embedded", False):
-        raise ValueError(f"method {getattr(method, 'name', method)!r} has no embedded pair")
+        raise InputError(f"method {getattr(method, 'name', method)!r} has no embedded pair")
     if tol is None:
         rtol = 1e-6 if rtol is None else float(rtol)
         atol = 1e-9 if atol is None else float(atol)
         if rtol <= 0 and atol <= 0:
-            raise ValueError("rtol and atol cannot both be zero")
+            raise InputError("rtol and atol cannot both be zero")
     elif tol <= 0:
-        raise ValueError("tol must be positive")
+        raise InputError("tol must be positive")
     t0, t1 = float(t_span[0]), float(t_span[1])
     direction = 1.0 if t1 >= t0 else -1.0
     ctrl = StepSizeController(method.order, method.order_hat, theta, fac_max)

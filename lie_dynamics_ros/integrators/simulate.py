@@ -31,52 +31,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..conventions import to_internal, to_public
-from ..errors import InputError
+from ..algorithms import batch as AB
+from ..algorithms.dynamics import forward_dynamics, hybrid_dynamics
+from ..errors import InputError, SimulationDiverged
 from ..kernels import integrate as KI
-from ..lie import se3, so3
+from ..lie import so3
 from .adaptive import solve_adaptive
-from .spaces import HomogeneousSpace, dexp_inv_series
+from .constrained import simulate_constrained
+from .multibody import (ALIASES, SIMULATE_ADAPTIVE_METHODS, SIMULATE_METHODS, MultibodySpace,
+                        SimulationResult, fixed_method, name_of, python_stepper,
+                        semi_implicit_step)
 from .solve import get_method
 from .tableaus import DOPRI5, EULER, RK3, RK4
 
 __all__ = ["simulate", "rollout", "RolloutResult", "make_stepper", "SimulationResult",
            "MultibodySpace", "SIMULATE_METHODS", "SIMULATE_ADAPTIVE_METHODS",
            "configuration_rate", "normalize_configuration"]
-
-#: method names accepted by ``simulate``
-SIMULATE_METHODS = ("euler", "lie_euler", "semi_implicit", "heun", "lie_euler_heun", "rk3",
-                    "rkmk3", "rkmk4", "rkmk4_trunc", "rkmk4_2c", "rkmk5", "cf3", "cf4",
-                    "rkmk45", "cf32", "cf32a", "cf32b", "cf43")
-#: the ones that use rtol/atol and a variable step
-SIMULATE_ADAPTIVE_METHODS = ("rkmk45", "cf32", "cf32a", "cf32b", "cf43")
-
-
-@dataclass
-class SimulationResult:
-    t: np.ndarray          # (k,)
-    q: np.ndarray          # (k, nq)
-    v: np.ndarray          # (k, nv)
-    nfev: int = 0          # dynamics evaluations (ABA / hybrid calls)
-    nreject: int = 0       # rejected steps (adaptive methods)
-    method: str = ""
-    compiled: bool = False  # True if the compiled kernels (kernels/integrate.py) ran the steps
-
-    @property
-    def h(self):
-        return np.diff(self.t)
-
-
-def _joint_blocks(model):
-    """(v index, kind) of free ('se3') and ball ('so3') joints, from the public joint tables."""
-    blocks = []
-    for nq, nv, vi in zip(model.joint_nq, model.joint_nv, model.joint_v_index):
-        if (nq, nv) == (7, 6):
-            blocks.append((int(vi), "se3"))
-        elif (nq, nv) == (4, 3):
-            blocks.append((int(vi), "so3"))
-    return blocks
-
 
 def configuration_rate(model, q, v):
     """dq/dt in the coordinates of q (quaternion kinematics q' = q (x) (w, 0)/2 for free and ball
@@ -112,68 +82,6 @@ def normalize_configuration(model, q):
     return q
 
 
-class MultibodySpace(HomogeneousSpace):
-    """Q x R^nv with the right action of the configuration group and translation on v.
-
-    State y = (q, v) (nq + nv); algebra element (dq, dv) (2 nv): exp_act((dq, dv), (q, v)) =
-    (integrate(q, dq), v + dv).
-    """
-
-    def __init__(self, model):
-        self.model = model
-        self.nq, self.nv = int(model.nq), int(model.nv)
-        self.size = self.nq + self.nv
-        self.dim = 2 * self.nv
-        self.blocks = _joint_blocks(model)
-        from ..algorithms.configuration import difference, integrate
-        self._integrate, self._difference = integrate, difference
-
-    def split(self, y):
-        return y[:self.nq], y[self.nq:]
-
-    def exp_act(self, xi, y):
-        q, v = y[:self.nq], y[self.nq:]
-        return np.concatenate([self._integrate(self.model, q, xi[:self.nv]), v + xi[self.nv:]])
-
-    def generator(self, xi, y):
-        raise NotImplementedError("q lives on a group; use exp_act")
-
-    def bracket(self, u, w):
-        """Bracket of the opposite algebra (right action): -[u, w] on the group blocks."""
-        out = np.zeros(self.dim)
-        for vi, kind in self.blocks:
-            if kind == "se3":
-                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
-                out[vi:vi + 6] = -to_public(se3.bracket(a, b))
-            else:
-                out[vi:vi + 3] = -np.cross(u[vi:vi + 3], w[vi:vi + 3])
-        return out
-
-    def dexp_inv(self, u, w, order=None):
-        if order is not None:
-            return dexp_inv_series(self.bracket, u, w, order)
-        out = np.array(w, dtype=float, copy=True)
-        for vi, kind in self.blocks:
-            if kind == "se3":
-                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
-                out[vi:vi + 6] = to_public(se3.dexp_inv(-a) @ b)
-            else:
-                out[vi:vi + 3] = so3.dexp_inv(-u[vi:vi + 3]) @ w[vi:vi + 3]
-        return out
-
-    def dexp_inv_exact(self, u, w):
-        return self.dexp_inv(u, w, None)
-
-    def dist(self, y1, y2):
-        dq = self._difference(self.model, y1[:self.nq], y2[:self.nq])
-        dv = y1[self.nq:] - y2[self.nq:]
-        return float(np.sqrt(dq @ dq + dv @ dv))
-
-    def scale(self, y):
-        """|v_i| on the velocity part, 1 on the configuration tangent."""
-        return np.concatenate([np.ones(self.nv), np.abs(y[self.nq:])])
-
-
 def _as_callable(x, n, name):
     if x is None:
         z = np.zeros(n)
@@ -182,20 +90,19 @@ def _as_callable(x, n, name):
         return x
     arr = np.asarray(x, dtype=float)
     if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
+        raise InputError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
     return lambda t, q, v: arr
 
 
 def _dynamics(model, tau, prescribed, a_prescribed):
     """a(t, q, v) from ABA, or from hybrid dynamics when some joints are prescribed."""
-    from ..algorithms.dynamics import forward_dynamics, hybrid_dynamics
     nv = model.nv
     tau_f = _as_callable(tau, nv, "tau")
     if prescribed is None:
         return lambda t, q, v: forward_dynamics(model, q, v, tau_f(t, q, v))
     mask = np.asarray(prescribed, dtype=bool)
     if mask.shape != (nv,):
-        raise ValueError(f"prescribed must be a boolean mask of shape ({nv},)")
+        raise InputError(f"prescribed must be a boolean mask of shape ({nv},)")
     a_f = _as_callable(a_prescribed, nv, "a_prescribed")
 
     def acc(t, q, v):
@@ -236,35 +143,34 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     if getattr(model, "nc", 0):
         # closed loops: constrained forward dynamics with projection after every step
         if prescribed is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
-            raise ValueError("a model with loop closures takes a fixed-step method and no "
+            raise InputError("a model with loop closures takes a fixed-step method and no "
                              "prescribed joints here (ldr.simulate_constrained, docs/loops.md)")
-        from ..algorithms.constrained import simulate_constrained
         return simulate_constrained(model, q0, v0, duration, dt, method, tau,
                                     callback=callback)
     if np.ndim(q0) == 2 or np.ndim(v0) == 2:
         if callback is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
-            raise ValueError("batched initial states take a fixed-step method and no callback")
+            raise InputError("batched initial states take a fixed-step method and no callback")
         return rollout(model, q0, v0, duration, dt, method, tau, prescribed, a_prescribed, t0,
                        max_steps)
     nq, nv = model.nq, model.nv
     q0 = np.asarray(q0, dtype=float)
     v0 = np.asarray(v0, dtype=float)
     if q0.shape != (nq,) or v0.shape != (nv,):
-        raise ValueError(f"q0 must have shape ({nq},) and v0 shape ({nv},)")
+        raise InputError(f"q0 must have shape ({nq},) and v0 shape ({nv},)")
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
-        raise ValueError("q0 and v0 must be finite")
+        raise InputError("q0 and v0 must be finite")
     duration = float(duration)
     if not duration > 0.0 or not np.isfinite(duration):
-        raise ValueError("duration must be positive and finite")
+        raise InputError("duration must be positive and finite")
     name = name_of(method)
     if name not in SIMULATE_METHODS:
-        raise ValueError(f"unknown method {method!r}; known: {', '.join(SIMULATE_METHODS)}")
+        raise InputError(f"unknown method {method!r}; known: {', '.join(SIMULATE_METHODS)}")
     adaptive = name in SIMULATE_ADAPTIVE_METHODS
     if not adaptive:
         if dt is None or not float(dt) > 0.0:
-            raise ValueError(f"method {name!r} needs a positive dt")
+            raise InputError(f"method {name!r} needs a positive dt")
         if rtol is not None or atol is not None:
-            raise ValueError(f"rtol/atol apply to adaptive methods "
+            raise InputError(f"rtol/atol apply to adaptive methods "
                              f"({', '.join(SIMULATE_ADAPTIVE_METHODS)}), not {name!r}")
 
     acc = _dynamics(model, tau, prescribed, a_prescribed)    # also checks tau and the mask
@@ -273,7 +179,7 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     if not adaptive:
         n = max(1, int(np.ceil(duration / float(dt) - 1e-9)))
         if n > max_steps:
-            raise ValueError(f"{n} steps exceed max_steps = {max_steps}")
+            raise InputError(f"{n} steps exceed max_steps = {max_steps}")
         h = duration / n
         ts = t0 + h * np.arange(n + 1)
         ts[-1] = t_end
@@ -307,7 +213,7 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     if name == "semi_implicit":
         stepper = _semi_implicit(model, acc, nfev)
     else:
-        m = get_method(_ALIASES.get(name, name))
+        m = get_method(ALIASES.get(name, name))
         stepper = lambda t, y, h: m.step(sp, f, t, y, h).y  # noqa: E731
     k = n
     for k in range(n):
@@ -325,13 +231,6 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         k = n - 1
     s = slice(0, k + 2)
     return SimulationResult(ts[s], Q[s], V[s], nfev[0], 0, name)
-
-
-def name_of(method):
-    return str(method).lower()
-
-
-_ALIASES = {"euler": "lie_euler", "rk3": "rkmk3"}
 
 
 # ----------------------------------------------------------------------------- compiled path
@@ -370,7 +269,7 @@ def _array(x, n, name):
         return np.zeros(n)
     a = np.ascontiguousarray(x, dtype=np.float64)
     if a.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
+        raise InputError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
     return a
 
 
@@ -389,7 +288,7 @@ class _Kernel:
         else:
             self.mask = np.ascontiguousarray(prescribed, dtype=np.bool_)
             if self.mask.shape != (nv,):
-                raise ValueError(f"prescribed must be a boolean mask of shape ({nv},)")
+                raise InputError(f"prescribed must be a boolean mask of shape ({nv},)")
             self.a_pres = _array(a_prescribed, nv, "a_prescribed")
 
     def args(self, model, data):
@@ -402,7 +301,7 @@ def _raise_step_error(model, name, q, v, h, t, tau, prescribed, a_prescribed, st
     """A compiled step failed: the Python step raises the documented error."""
     acc = _dynamics(model, tau, prescribed, a_prescribed)
     _blame_input_or_divergence(model, acc, t, q, v)
-    step = _python_stepper(model, name)
+    step = python_stepper(model, name)
     try:
         step(q, v, h, t=t, accel=acc)
     except InputError as e:
@@ -425,7 +324,6 @@ def _blame_input_or_divergence(model, acc, t, q, v):
 def _diverged(model, t, q, v, cause):
     """The error of a run whose state was finite and then was not (or overflowed): it names the
     time and the fastest joint, and says what helps, instead of blaming the input."""
-    from .simulator import SimulationDiverged
     speed = np.where(np.isfinite(v), np.abs(v), np.inf)
     dof = int(np.argmax(speed)) if speed.size else 0
     joints = [n for n, vi, nv in zip(model.joint_names, model.joint_v_index, model.joint_nv)
@@ -483,25 +381,21 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     methods without a compiled step and callables for ``tau`` run the rows one by one in Python.
     A row that fails raises ``InputError`` naming the row; no partial result is returned.
     """
-    from ..algorithms import batch as AB
     nq, nv = model.nq, model.nv
     Q0 = np.ascontiguousarray(q0, dtype=np.float64)
     V0 = np.ascontiguousarray(v0, dtype=np.float64)
     if Q0.ndim != 2 or Q0.shape[1] != nq or V0.shape != (Q0.shape[0], nv):
-        raise ValueError(f"batched q0, v0 must have shapes (N, {nq}) and (N, {nv}), got "
+        raise InputError(f"batched q0, v0 must have shapes (N, {nq}) and (N, {nv}), got "
                          f"{Q0.shape} and {V0.shape}")
     N = Q0.shape[0]
-    name = name_of(method)
-    if name not in SIMULATE_METHODS or name in SIMULATE_ADAPTIVE_METHODS:
-        fixed = [m for m in SIMULATE_METHODS if m not in SIMULATE_ADAPTIVE_METHODS]
-        raise ValueError(f"rollout: method must be one of {', '.join(fixed)}")
+    name = fixed_method(method, "rollout")
     if dt is None or not float(dt) > 0.0 or not float(duration) > 0.0:
-        raise ValueError("rollout needs positive duration and dt")
+        raise InputError("rollout needs positive duration and dt")
     per_row = tau is not None and not callable(tau) and np.ndim(tau) == 2
     if per_row:
         TAU = np.ascontiguousarray(tau, dtype=np.float64)
         if TAU.shape != (N, nv):
-            raise ValueError(f"tau must have shape ({nv},) or ({N}, {nv}), got {TAU.shape}")
+            raise InputError(f"tau must have shape ({nv},) or ({N}, {nv}), got {TAU.shape}")
 
     def row_tau(r):
         return TAU[r] if per_row else tau
@@ -518,10 +412,10 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
         return RolloutResult(res[0].t, np.array([x.q for x in res]),
                              np.array([x.v for x in res]), name, False)
     if not (np.all(np.isfinite(Q0)) and np.all(np.isfinite(V0))):
-        raise ValueError("q0 and v0 must be finite")
+        raise InputError("q0 and v0 must be finite")
     n = max(1, int(np.ceil(float(duration) / float(dt) - 1e-9)))
     if n > max_steps:
-        raise ValueError(f"{n} steps exceed max_steps = {max_steps}")
+        raise InputError(f"{n} steps exceed max_steps = {max_steps}")
     h = float(duration) / n
     ts = t0 + h * np.arange(n + 1)
     ts[-1] = t0 + float(duration)
@@ -540,7 +434,7 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
 
     chunks = 1 if N * nv * n < AB.MIN_PARALLEL_WORK else min(AB.WORKERS, N)
     bounds = np.linspace(0, N, chunks + 1).astype(int)
-    futures = [AB._executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    futures = [AB.executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
     run(bounds[0], bounds[1])
     for fut in futures:
         fut.result()
@@ -566,11 +460,8 @@ def make_stepper(model, method="semi_implicit"):
     ``accel`` and with an array ``tau`` the step is one compiled call (same rules as
     ``simulate``); it uses the calling thread's Data of the model.
     """
-    name = name_of(method)
-    if name not in SIMULATE_METHODS or name in SIMULATE_ADAPTIVE_METHODS:
-        fixed = [m for m in SIMULATE_METHODS if m not in SIMULATE_ADAPTIVE_METHODS]
-        raise ValueError(f"make_stepper: method must be one of {', '.join(fixed)}")
-    slow = _python_stepper(model, name)
+    name = fixed_method(method, "make_stepper")
+    slow = python_stepper(model, name)
     if not _compilable(model, name, None, None, None):
         return slow
     kern = _Kernel(model, name, None, None, None)
@@ -593,47 +484,12 @@ def make_stepper(model, method="semi_implicit"):
     return step
 
 
-def _python_stepper(model, name):
-    """make_stepper's step on the Python path (MultibodySpace and the generic methods)."""
-    from ..algorithms.dynamics import forward_dynamics
-    nq, nv = model.nq, model.nv
-    sp = MultibodySpace(model)
-    m = None if name == "semi_implicit" else get_method(_ALIASES.get(name, name))
-    zero = np.zeros(nv)
-
-    def step(q, v, dt, tau=None, t=0.0, accel=None):
-        if accel is None:
-            tau_f = (lambda t_, q_, v_: zero) if tau is None else (
-                tau if callable(tau) else (lambda t_, q_, v_: tau))
-
-            def accel(t_, q_, v_):
-                return forward_dynamics(model, q_, v_, tau_f(t_, q_, v_))
-        q = np.asarray(q, dtype=float)
-        v = np.asarray(v, dtype=float)
-        if m is None:
-            return _semi_implicit_step(model, q, v, accel(t, q, v), dt)
-
-        def f(tt, y):
-            qq, vv = y[:nq], y[nq:]
-            return np.concatenate([vv, accel(tt, qq, vv)])
-        y = m.step(sp, f, t, np.concatenate([q, v]), dt).y
-        return y[:nq], y[nq:]
-    return step
-
-
-def _semi_implicit_step(model, q, v, a, h):
-    """Symplectic Euler on the group: v+ = v + h a;  q+ = q . exp(h v+).  Returns (q+, v+)."""
-    from ..algorithms.configuration import integrate
-    v1 = v + h * a
-    return integrate(model, q, v1, h), v1
-
-
 def _semi_implicit(model, acc, nfev):
-    """``_semi_implicit_step`` on the stacked state y = (q, v), for ``simulate``."""
+    """``semi_implicit_step`` on the stacked state y = (q, v), for ``simulate``."""
     nq = model.nq
 
     def step(t, y, h):
         q, v = y[:nq], y[nq:]
         nfev[0] += 1
-        return np.concatenate(_semi_implicit_step(model, q, v, acc(t, q, v), h))
+        return np.concatenate(semi_implicit_step(model, q, v, acc(t, q, v), h))
     return step

@@ -6,20 +6,9 @@ wrenches on links, and the checks that keep a diverging run from producing garba
 """
 import numpy as np
 
-import lie_dynamics_ros as ldr
-from lie_dynamics_ros.errors import InputError
-
-
-class SimulationDiverged(FloatingPointError):
-    """A step left the trusted range: a non-finite value, or a joint faster than its bound.
-
-    ``t_s`` is the simulation time of the step (s from the start), ``joint`` the first joint
-    at fault and ``reason`` what was seen; the state is left unchanged."""
-
-    def __init__(self, t_s, joint, reason):
-        self.t_s, self.joint, self.reason = t_s, joint, reason
-        super().__init__("simulation diverged at t = %.4f s: joint %s %s; reduce dt (raise "
-                         "the rate) or use rkmk4" % (t_s, joint, reason))
+from ..algorithms.constrained import constrained_forward_dynamics, project
+from ..algorithms.dynamics import forward_dynamics, hybrid_dynamics
+from ..errors import InputError, SimulationDiverged
 
 
 def velocity_bounds(model, factor=100.0, default=1000.0):
@@ -128,15 +117,15 @@ class Simulator:
         if self._applied is None:
             self._applied = self._tau_cmd
         if self.model.nc:      # closed loops: Kim (2012) eqs. (67)-(69)
-            return ldr.constrained_forward_dynamics(self.model, q, v, self._tau_cmd,
+            return constrained_forward_dynamics(self.model, q, v, self._tau_cmd,
                                                     f_ext=self.f_ext)[0]
-        return ldr.forward_dynamics(self.model, q, v, self._tau_cmd, f_ext=self.f_ext)
+        return forward_dynamics(self.model, q, v, self._tau_cmd, f_ext=self.f_ext)
 
     def _accel_hybrid(self, s, q, v):
         """Hybrid dynamics: the prescribed joints follow the reference at ``t + s``."""
         a_given = self._a_given
         a_given[self.prescribed] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
-        a_full, tau_full = ldr.hybrid_dynamics(self.model, q, v, a_given, self._tau_cmd,
+        a_full, tau_full = hybrid_dynamics(self.model, q, v, a_given, self._tau_cmd,
                                                self.prescribed, f_ext=self.f_ext)
         if self._applied is None:
             self._applied = tau_full
@@ -189,7 +178,7 @@ class Simulator:
         t_next = self.t_ns + self.dt_ns
         if self.model.nc:      # back onto the constraint manifold: no drift
             try:
-                q, v = ldr.project(self.model, q, v)
+                q, v = project(self.model, q, v)
             except InputError as e:
                 raise SimulationDiverged((t_next - self.t0_ns) * 1e-9, "(closure)",
                                          "left the constraint manifold (%s)" % e) from e

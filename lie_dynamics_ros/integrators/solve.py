@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
+
 from . import cf, rkmk
 from .adaptive import solve_adaptive
 from .tableaus import HEUN
@@ -62,7 +64,7 @@ def get_method(method):
         try:
             return METHODS[method.lower()]()
         except KeyError:
-            raise ValueError(f"unknown method {method!r}; known: {sorted(METHODS)}") from None
+            raise InputError(f"unknown method {method!r}; known: {sorted(METHODS)}") from None
     return method
 
 
@@ -114,5 +116,5 @@ def solve(space, f, y0, t_span, h=None, method="rkmk4", tol=None, rtol=None, ato
                            **kwargs)
         return Solution(r.t, r.y, r.h, r.nfev, r.nreject, getattr(m, "name", str(m)))
     if h is None:
-        raise ValueError(f"method {method!r} needs a step size h")
+        raise InputError(f"method {method!r} needs a step size h")
     return solve_fixed(space, f, y0, t_span, h, m, **kwargs)

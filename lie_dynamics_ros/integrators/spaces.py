@@ -38,6 +38,7 @@ from math import factorial
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels import integrate as KI
 from ..lie import se3, so3
 
@@ -55,7 +56,7 @@ def dexp_inv_series(bracket, u, v, order):
     """sum_{k<=order} B_k/k! ad_u^k v using only the bracket (any Lie algebra)."""
     order = int(order)
     if order < 0 or order >= len(BERNOULLI_COEFFS):
-        raise ValueError(f"dexp_inv order must be in [0, {len(BERNOULLI_COEFFS) - 1}]")
+        raise InputError(f"dexp_inv order must be in [0, {len(BERNOULLI_COEFFS) - 1}]")
     out = np.array(v, dtype=float, copy=True)
     w = out
     for k in range(1, order + 1):

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["ThetaStepper", "SymplecticResult", "solve_symplectic"]
 
 
@@ -46,7 +48,7 @@ class ThetaStepper:
     def __init__(self, group, f, theta=0.5, tol=1e-13, max_iter=50, solver="newton",
                  jac_every=None, fd_eps=1e-7, broyden=True, reuse_jacobian=True):
         if solver not in ("newton", "fixed_point"):
-            raise ValueError("solver must be 'newton' or 'fixed_point'")
+            raise InputError("solver must be 'newton' or 'fixed_point'")
         self.G, self.f, self.theta = group, f, float(theta)
         self.tol, self.max_iter, self.solver = float(tol), int(max_iter), solver
         self.jac_every = jac_every

@@ -25,7 +25,7 @@ from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, E
 from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec,
                       rigid_congruence_add)
 from .dynamics import rnea, crba, world_poses
-from ..model import joints as J
+from . import joints as J
 
 DIR_Q = 0
 DIR_V = 1
@@ -378,7 +378,7 @@ def parameter_derivatives(mi, mc, mI, dv, dm, q, v, a, rows, out, kin):
 
 
 @njit(**JIT)
-def mass_matrix_derivatives(mi, mc, mI, dv, dm, q, dM, kin):
+def mass_matrix_configuration_derivatives(mi, mc, mI, dv, dm, q, dM, kin):
     """dM[:, j, k] = dM/dq_k e_j = dtau/dq_k (q, 0, e_j) - dtau/dq_k (q, 0, 0) (gravity cancels)."""
     n = dM.shape[0]
     zero = np.zeros(n)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..lie import so3 as _so3
-from ..model import joints as J
+from . import joints as J
 from .dynamics import aba, hybrid
 from .layout import K, QI, VI, NQ, MIMIC, OK
 from .spatial import JIT

@@ -9,7 +9,7 @@ from numba import njit
 from .layout import (P0, R0, AX, AX2, MULT, OFF, WR, WP, SDV, MS, MSD, K, QI, VI, NV, MIMIC,
                      OK, NONFINITE, BAD_QUATERNION)
 from .spatial import JIT
-from ..model import joints as J
+from . import joints as J
 
 
 @njit(inline="always", **JIT)

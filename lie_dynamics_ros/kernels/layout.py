@@ -18,7 +18,7 @@ code reads the arrays through ``Data``'s named views instead.
 # (kernel name, Data view name, width, meaning)
 TOPOLOGY = (
     ("P", "parent", 1, "parent row (0 = universe, -1 for row 0)"),
-    ("K", "kind", 1, "joint kind (model.joints)"),
+    ("K", "kind", 1, "joint kind (kernels/joints.py)"),
     ("QI", "q_index", 1, "first index in q (of the master joint for a mimic joint)"),
     ("VI", "v_index", 1, "first index in v (of the master joint for a mimic joint)"),
     ("NQ", "nq", 1, "size of the joint's q"),

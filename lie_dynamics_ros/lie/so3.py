@@ -9,6 +9,8 @@ from math import comb, factorial
 
 import numpy as np
 
+from ..errors import InputError
+
 _SMALL = 0.5   # below this angle the closed-form coefficients use their Taylor series
 _NT = 8        # Taylor terms (in z^2); truncation error ~ _SMALL^16 / (2*8)!, negligible
 
@@ -16,14 +18,14 @@ _NT = 8        # Taylor terms (in z^2); truncation error ~ _SMALL^16 / (2*8)!, n
 def _vec(x, n, name):
     a = np.asarray(x, dtype=float)
     if a.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+        raise InputError(f"{name} must have shape ({n},), got {a.shape}")
     return a
 
 
 def _mat(X, shape, name):
     a = np.asarray(X, dtype=float)
     if a.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
+        raise InputError(f"{name} must have shape {shape}, got {a.shape}")
     return a
 
 
@@ -94,7 +96,7 @@ def inv_coeffs(t):
 def series(adm, order):
     """Truncated Bernoulli series sum_{k<=order} B_k/k! adm^k (coeffs 1, -1/2, 1/12, 0, -1/720...)."""
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
-        raise ValueError(f"order must be None or a non-negative int, got {order!r}")
+        raise InputError(f"order must be None or a non-negative int, got {order!r}")
     B = bernoulli(int(order))
     out, P = np.zeros_like(adm), np.eye(adm.shape[0])
     for k in range(int(order) + 1):
@@ -191,7 +193,7 @@ def _quat(q):
     q = _vec(q, 4, "q")
     n = np.linalg.norm(q)
     if not n > 0.0 or not np.isfinite(n):
-        raise ValueError("quaternion must be finite and non-zero")
+        raise InputError("quaternion must be finite and non-zero")
     return q / n
 
 

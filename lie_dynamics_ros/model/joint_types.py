@@ -4,7 +4,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import joints as J
+from ..kernels import joints as J
 from ..errors import URDFError
 
 

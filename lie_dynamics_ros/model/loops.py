@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
+import yaml
 
 from .urdf import rpy_to_matrix
 from ..conventions import SWAP6
@@ -169,7 +170,6 @@ def loops_from_data(data, source="loops"):
 
 def load_loops_yaml(source):
     """LoopClosures from a YAML file path or YAML text (format: docs/loops.md)."""
-    import yaml
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):

@@ -5,7 +5,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import joints as J
+from ..kernels import joints as J
 from . import joint_types as JT
 from ..errors import InputError
 from ..kernels import layout as L

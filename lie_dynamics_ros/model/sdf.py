@@ -30,11 +30,7 @@ import numpy as np
 from . import joint_types as JT
 from .builder import ModelBuilder
 from .loops import LoopClosure
-from ..errors import URDFError
-
-
-class SDFError(URDFError):
-    """An SDFormat file that cannot be turned into a model; ``.element`` names the element."""
+from ..errors import SDFError, URDFError
 
 
 _JOINTS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",

@@ -17,7 +17,8 @@ import numpy as np
 from . import joint_types as JT
 from .bounds import MAX_ANGLE
 from .builder import ModelBuilder
-from ..errors import URDFError
+from ..errors import InputError, URDFError
+from ..resources import bundled_urdf
 
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _WITH_AXIS = ("revolute", "continuous", "prismatic", "planar")     # urdfdom reads no other axis
@@ -34,8 +35,14 @@ def rpy_to_matrix(rpy):
                      [-sp, cp * sr, cp * cr]])
 
 
-def load_urdf(source, floating_base=False, inertia_check="error"):
-    """Build a Model from a URDF file path or XML string.
+def read_robot(source):
+    """The checked ``<robot>`` element of a URDF file path, XML text (str or bytes) or bundled
+    robot name; the file is read once."""
+    return _parse(_read_text(source))
+
+
+def tree_model(root, floating_base=False, inertia_check="error"):
+    """The Model (an open tree) of a ``<robot>`` element from ``read_robot``.
 
     ``floating_base=True`` attaches the root link to the world with a free SE(3) joint named
     ``root_joint``; otherwise the root link is fixed to the world.
@@ -45,8 +52,7 @@ def load_urdf(source, floating_base=False, inertia_check="error"):
     Principal moments that violate the triangle inequality always only warn.
     """
     if inertia_check not in ("error", "warn"):
-        raise ValueError("inertia_check must be 'error' or 'warn'")
-    root = _parse(_read_text(source))
+        raise InputError("inertia_check must be 'error' or 'warn'")
     b = ModelBuilder(root.get("name") or "robot", strict_inertia=inertia_check == "error",
                      warn_stacklevel=4)
     for k, el in enumerate(root.findall("link"), start=1):
@@ -86,7 +92,6 @@ def _bundled(name):
     """The path of a robot bundled with the package ("arm7", "double_pendulum.urdf"), the names
     the nodes accept; else the URDFError for a missing file."""
     if os.sep not in name and name.strip():
-        from ..resources import bundled_urdf
         try:
             return bundled_urdf(name)
         except FileNotFoundError:

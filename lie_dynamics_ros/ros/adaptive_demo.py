@@ -34,6 +34,10 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+import lie_dynamics_ros as ldr
+from lie_dynamics_ros.algorithms.regressor import PARAMETER_NAMES, inertial_parameters
+from lie_dynamics_ros.ros import conversions as cv
+
 #: the bundled arm's "ready" pose (config/arm7_initial_state.yaml)
 READY = np.array([0.0, -0.785398163, 0.0, -2.356194490, 0.0, 1.570796327, 0.785398163])
 #: excitation: q_d = READY + AMP sin(2 pi FREQ t); the arm starts at rest, so the first
@@ -53,7 +57,7 @@ FLANGE = "panda_link8"
 
 
 def arm7_path():
-    from lie_dynamics_ros.ros.model_source import resolve_urdf_path
+    from lie_dynamics_ros.ros.model_source import resolve_urdf_path   # imports rclpy: see run
     return os.path.abspath(resolve_urdf_path("arm7.urdf"))
 
 
@@ -90,7 +94,6 @@ def excitation(t):
 def reference_message(names, duration, step=0.02, stamp_ns=1):
     """The excitation as a JointTrajectory with positions, velocities and accelerations
     every ``step`` seconds (quintic interpolation between points reproduces it to ~1e-8)."""
-    from lie_dynamics_ros.ros import conversions as cv
     times = np.arange(0.0, duration + step + 1e-12, step)
     q, v, a = zip(*(excitation(t) for t in times))
     return cv.make_trajectory(names, times, np.array(q), np.array(v), np.array(a),
@@ -100,7 +103,7 @@ def reference_message(names, duration, step=0.02, stamp_ns=1):
 def make_executor(kind, context, stream=sys.stderr):
     """rclpy's EventsExecutor for ``kind == "events"`` where it can be made, else (and for
     "single") the SingleThreadedExecutor; says so on ``stream`` when it falls back."""
-    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor   # rclpy on use: see run
     if kind == "events":
         try:
             from rclpy.experimental import EventsExecutor
@@ -119,7 +122,7 @@ def make_executor(kind, context, stream=sys.stderr):
 
 
 def _parameters(params):
-    from rclpy.parameter import Parameter
+    from rclpy.parameter import Parameter   # rclpy on use: see run
     return [Parameter(k, value=v) for k, v in params.items()]
 
 
@@ -128,9 +131,9 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
         which=("adaptive", "fixed")):
     """Run the loops ``which`` (both by default) for ``duration`` s of simulated time; returns
     a summary dict (per-second RMS rows, V, estimates, timing)."""
+    # rclpy and the nodes load when a run starts: the excitation, the payload URDF and the
+    # plots are used (and tested) without ROS
     import rclpy
-    import lie_dynamics_ros as ldr
-    from lie_dynamics_ros.algorithms.regressor import inertial_parameters
     from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
     from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode
     from lie_dynamics_ros.ros.node_common import spin_until
@@ -177,7 +180,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
                 ex.add_node(n)
             loops[ns] = dict(sim=sim, ctrl=ctrl, pub=None)
         # the reference: a helper node publishes it once per loop (reliable, depth 1 ok)
-        from trajectory_msgs.msg import JointTrajectory
+        from trajectory_msgs.msg import JointTrajectory   # ROS on use, as above
         from rclpy.node import Node
         helper = Node("reference_publisher", context=context,
                       start_parameter_services=param_services)
@@ -309,10 +312,9 @@ def have_matplotlib():
 
 
 def plot_summary(s, path):
-    import matplotlib
-    matplotlib.use("Agg")
+    import matplotlib          # optional at run time (have_matplotlib)
+    matplotlib.use("Agg")      # before pyplot: no display needed
     import matplotlib.pyplot as plt
-    from lie_dynamics_ros.algorithms.regressor import PARAMETER_NAMES
     fig, ax = plt.subplots(4, 1, figsize=(10, 13))
     for ns, style in (("adaptive", "-"), ("fixed", "--")):
         t, e = s["%s_t" % ns], s["%s_e" % ns]

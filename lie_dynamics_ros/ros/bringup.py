@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Tuple
 
+from lie_dynamics_ros.resources import share_dir
+
 PACKAGE = "lie_dynamics_ros"
 
 
@@ -69,7 +71,6 @@ DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
 def package_root() -> str:
     """Folder holding config/, urdf/ and launch/: the package share directory when installed
     in an ament prefix (colcon, pip's data_files), else the source checkout."""
-    from lie_dynamics_ros.resources import share_dir
     return share_dir()
 
 
@@ -78,7 +79,7 @@ def config_file(name: str) -> str:
 
 
 def _resolve_urdf(path: str) -> str:
-    from lie_dynamics_ros.ros.model_source import resolve_urdf_path
+    from lie_dynamics_ros.ros.model_source import resolve_urdf_path   # imports rclpy: see run
     return os.path.abspath(resolve_urdf_path(path))
 
 
@@ -186,6 +187,7 @@ def node_cli_args(spec: NodeSpec, opts, robot: str):
 
 
 def recorded_topics():
+    # ROS imports wait until a graph runs: GRAPHS and the parser load without ROS (test, --help)
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -208,6 +210,7 @@ def recorded_robot(urdf_path: str, stream=sys.stderr):
 
 def run(argv=None, stream=sys.stderr):
     """Run a graph; returns a summary dict (steps, sim_time, wall_time, recorded, ...)."""
+    # rclpy and the nodes load here, not at import: GRAPHS and --help need no ROS
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
@@ -246,6 +249,7 @@ def run(argv=None, stream=sys.stderr):
                                           else "timer", **kwargs)
                 node = sim
             elif spec is ADAPTIVE:
+                # only this graph pays for the controller's import (scipy, its kernels)
                 from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
                 node = AdaptiveControllerNode(spec.name, **kwargs)
             else:
@@ -255,7 +259,7 @@ def run(argv=None, stream=sys.stderr):
         if sim is not None and sim.sim is None:
             raise SystemExit("ldr_bringup: the simulator has no usable model (see the log)")
         if opts.record:
-            from lie_dynamics_ros.ros.recording import Rosbag2Recorder, record_topics
+            from lie_dynamics_ros.ros.recording import Rosbag2Recorder, record_topics  # mcap
             recorder = Rosbag2Recorder(opts.record, metadata={
                 "graph": opts.graph, "urdf": opts.urdf_abs, "offline": opts.offline})
             rec_node = Node("recorder", context=context, cli_args=["--ros-args"] + opts.ros_args)

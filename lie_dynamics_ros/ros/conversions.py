@@ -17,6 +17,7 @@ Conventions (docs/ros.md):
 - stamps are integers in nanoseconds; a stamp of zero means "not stamped".
 """
 import array
+import importlib
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -38,7 +39,6 @@ def _msg_class(module: str, name: str):
     """Message class, imported on first use (keeps this module free of ROS imports)."""
     cls = _MSG_CLASSES.get((module, name))
     if cls is None:
-        import importlib
         cls = _MSG_CLASSES[(module, name)] = getattr(importlib.import_module(module), name)
     return cls
 
@@ -255,6 +255,7 @@ class TrajectoryReference:
 def make_trajectory(names, times_s, positions=None, velocities=None, accelerations=None,
                     stamp_ns: int = 0):
     """Build a trajectory_msgs/JointTrajectory; arrays are (P, len(names)) or None."""
+    # on first use: the module is imported (and tested) without the message packages
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     msg = JointTrajectory()
     set_stamp(msg.header.stamp, stamp_ns)

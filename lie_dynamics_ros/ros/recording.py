@@ -24,6 +24,8 @@ import sys
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional
 
+import yaml
+
 _PRIMITIVES = {"double": "float64", "float": "float32", "boolean": "bool", "octet": "byte"}
 _NAMESPACED = re.compile(r"([A-Za-z0-9_]+)/([A-Za-z0-9_]+)")
 
@@ -51,7 +53,7 @@ def _msg_file_text(pkg: str, name: str) -> Optional[str]:
     """The installed .msg file, from the ament index or <prefix>/share."""
     dirs = []
     try:
-        from ament_index_python.packages import get_package_share_directory
+        from ament_index_python.packages import get_package_share_directory  # optional: ROS
         dirs.append(get_package_share_directory(pkg))
     except (ImportError, LookupError, OSError, ValueError):  # no ament index, or not in it
         pass
@@ -128,7 +130,7 @@ class McapRecorder:
     """
 
     def __init__(self, path: str, compression: str = "zstd", metadata: Dict[str, str] = None):
-        from mcap.writer import CompressionType, Writer
+        from mcap.writer import CompressionType, Writer   # optional: only a recording needs it
         self.path = path
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
@@ -238,7 +240,6 @@ class Rosbag2Recorder:
         publishers) is recorded with the topic's first message."""
         info = self._topics.get(topic)
         if info is None:
-            import yaml
             qos = list(offered_qos or [])
             info = self._topics[topic] = {"type": type_name(msg_cls), "qos": qos, "count": 0}
             meta = {"offered_qos_profiles": yaml.safe_dump(qos, sort_keys=False)}
@@ -253,7 +254,6 @@ class Rosbag2Recorder:
     def close(self):
         if self._mcap is None:
             return
-        import yaml
         self._mcap.close()
         self._mcap_count, self._mcap = self._mcap.count, None
         start = self._t_min or 0
@@ -308,7 +308,7 @@ def record_topics(node, recorder, topics, clock: Callable[[], int] = None, qos=N
     ``robot`` (a ``robot_tf.RobotTf``) also writes /robot_description and /tf_static now, and
     /tf for every message of ``robot_topic`` (one of ``topics``), at the same log time.
     Returns the subscriptions."""
-    from rclpy.qos import QoSProfile
+    from rclpy.qos import QoSProfile      # the recorders above write bags without rclpy
     qos = qos or QoSProfile(depth=1000)
     clock = clock or time.time_ns
     bag = isinstance(recorder, Rosbag2Recorder)

@@ -29,6 +29,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..errors import InputError
+
 FALLBACKS = ("zero", "gravity")
 
 OK, WARN, ERROR = 0, 1, 2          # diagnostic_msgs/DiagnosticStatus levels
@@ -67,7 +69,7 @@ class TorqueGuard:
     Args:
         effort_limits: (n,) limits, inf (or <= 0, read as inf) = none.
         gravity_fn: q -> g(q) (n,), used by the ``"gravity"`` fallback.
-        config: GuardConfig (ValueError if invalid).
+        config: GuardConfig (InputError if invalid).
     """
 
     def __init__(self, effort_limits, gravity_fn: Optional[Callable] = None,
@@ -80,7 +82,7 @@ class TorqueGuard:
         self.config = config
         reason = config.check()
         if reason:
-            raise ValueError(reason)
+            raise InputError(reason)
         self.counts = dict(commands=0, clamped_elements=0, clamped_commands=0,
                            rate_limited_commands=0, timeouts=0, fallbacks=0,
                            refused_nonfinite=0, fallback_errors=0)
@@ -95,11 +97,11 @@ class TorqueGuard:
 
     # -- configuration ----------------------------------------------------------------------
     def configure(self, config: GuardConfig) -> None:
-        """New parameters; the state (last command, timeout) is kept. ValueError if invalid.
+        """New parameters; the state (last command, timeout) is kept. InputError if invalid.
         A fallback already in progress keeps its value until valid states return."""
         reason = config.check()
         if reason:
-            raise ValueError(reason)
+            raise InputError(reason)
         self.config = config
 
     def continue_from(self, previous: "TorqueGuard") -> "TorqueGuard":

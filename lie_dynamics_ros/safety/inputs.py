@@ -94,7 +94,7 @@ class JointStateMerger:
     def __init__(self, names: Sequence[str], missing: str = "reject", hold_positions=None,
                  max_age: float = 0.0):
         if missing not in MISSING_POLICIES:
-            raise ValueError("missing_joints must be one of %s, got %r"
+            raise InputError("missing_joints must be one of %s, got %r"
                              % ("|".join(MISSING_POLICIES), missing))
         self.names = list(names)
         n = len(self.names)
@@ -163,12 +163,12 @@ class LimitMonitor:
 
 
 def broadcast_values(name: str, values, n: int, default: float) -> np.ndarray:
-    """None/[] -> default; one value -> every joint; n values -> as given; else ValueError."""
+    """None/[] -> default; one value -> every joint; n values -> as given; else InputError."""
     if values is None or len(values) == 0:
         return np.full(n, float(default))
     vals = np.asarray(values, dtype=float).reshape(-1)
     if vals.size == 1:
         return np.full(n, float(vals[0]))
     if vals.size != n:
-        raise ValueError("%s has %d values: give 1 or %d (one per joint)" % (name, vals.size, n))
+        raise InputError("%s has %d values: give 1 or %d (one per joint)" % (name, vals.size, n))
     return vals.copy()
