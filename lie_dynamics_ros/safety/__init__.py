@@ -5,10 +5,11 @@
 - ``VelocityEstimator``: velocities of joints whose driver sends none (NaN or absent);
 - ``JointStateMerger``: joint states from several sources merged by name, with a
   ``reject``/``hold`` policy for joints nobody measures;
-- ``LimitMonitor``: positions outside the URDF limits, reported once per joint.
+- ``LimitMonitor``: positions outside the URDF limits, reported once per joint;
+- ``StampMonitor``: message stamps that go backwards.
 """
 from .guard import GuardConfig, TorqueGuard
-from .inputs import JointStateMerger, LimitMonitor, VelocityEstimator
+from .inputs import JointStateMerger, LimitMonitor, StampMonitor, VelocityEstimator
 
 __all__ = ["GuardConfig", "TorqueGuard", "JointStateMerger", "LimitMonitor",
-           "VelocityEstimator"]
+           "StampMonitor", "VelocityEstimator"]
