@@ -98,8 +98,11 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
         if origin == "parameter robot_description":
             text = self.get_parameter("robot_description").value
         elif origin.startswith("urdf_path "):
-            with open(resolve_urdf_path(origin[len("urdf_path "):])) as f:
-                text = f.read()
+            try:
+                with open(resolve_urdf_path(origin[len("urdf_path "):])) as f:
+                    text = f.read()
+            except OSError as e:    # moved since it was loaded: the model stays in use
+                return self._log("warning", "robot_description not published: %s" % e)
         else:
             return
         if text != self._description:
