@@ -47,7 +47,7 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
                           if self.p.publish_clock else None)
         self.description_pub = self.create_publisher(String, "robot_description",
                                                      transient_local_qos())
-        self._description = None
+        self._origin = self._description = None     # of the model in use
         # the model (and the kernels' compilation) before any subscription
         self.source = ModelSource(self, self._set_model)
         self._describe()
@@ -84,7 +84,7 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
     def _set_model(self, model, origin):
         reason = self.runtime.set_model(model, origin)
         if reason is None:
-            self.index = cv.JointIndex(model.joint_names)
+            self.index, self._origin = cv.JointIndex(model.joint_names), origin
         return reason
 
     def _on_params(self, names):
@@ -93,8 +93,9 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
 
     def _describe(self, _params=None):
         """robot_description: the XML or urdf_path file of the model in use; a model from
-        the topic is not echoed back to it."""
-        origin = self.source.origin or ""
+        the topic is not echoed back to it. After a set, whatever order rclpy runs the
+        callbacks in: ``origin`` is the one handed to ``_set_model``."""
+        origin = self._origin or ""
         if origin == "parameter robot_description":
             text = self.get_parameter("robot_description").value
         elif origin.startswith("urdf_path "):
