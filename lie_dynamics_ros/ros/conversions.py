@@ -23,9 +23,6 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-# the stamp check is input validation the ROS-free runtimes share; re-exported here
-from lie_dynamics_ros.safety.inputs import StampMonitor  # noqa: F401
-
 FIELDS = ("position", "velocity", "effort")
 
 _MSG_CLASSES = {}
@@ -59,6 +56,44 @@ def set_stamp(stamp, ns: int) -> None:
 def duration_to_ns(duration) -> int:
     """builtin_interfaces/Duration -> integer nanoseconds (may be negative)."""
     return int(duration.sec) * 1_000_000_000 + int(duration.nanosec)
+
+
+class StampMonitor:
+    """Rejects stamps that go backwards.
+
+    ``check(ns)`` returns a reason string or None; ``accept(ns)`` records an accepted stamp.
+    Unstamped messages (stamp 0) are never rejected. When a source restarts (e.g. a simulator
+    whose time starts again at 0), stamps go backwards for good; after ``reset_after``
+    consecutive backward stamps the monitor takes the new time base (``check`` then returns
+    None and ``reset_happened`` is set until read).
+    """
+
+    def __init__(self, reset_after: int = 50):
+        self.last_ns: Optional[int] = None
+        self.reset_after = int(reset_after)
+        self._backwards = 0
+        self.reset_happened = False
+
+    def check(self, ns: int) -> Optional[str]:
+        if ns == 0 or self.last_ns is None or ns >= self.last_ns:
+            self._backwards = 0
+            return None
+        self._backwards += 1
+        if self.reset_after > 0 and self._backwards >= self.reset_after:
+            self._backwards = 0
+            self.reset_happened = True
+            self.last_ns = None
+            return None
+        return "stamp goes backwards (%.9f s < last accepted %.9f s)" % (
+            ns * 1e-9, self.last_ns * 1e-9)
+
+    def accept(self, ns: int) -> None:
+        if ns != 0:
+            self.last_ns = ns
+
+    def reset(self) -> None:
+        self.last_ns = None
+        self._backwards = 0
 
 
 # ---------------------------------------------------------------------------------------------

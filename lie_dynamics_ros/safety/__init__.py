@@ -5,11 +5,10 @@
 - ``VelocityEstimator``: velocities of joints whose driver sends none (NaN or absent);
 - ``JointStateMerger``: joint states from several sources merged by name, with a
   ``reject``/``hold`` policy for joints nobody measures;
-- ``LimitMonitor``: positions outside the URDF limits, reported once per joint;
-- ``StampMonitor``: message stamps that go backwards.
+- ``LimitMonitor``: positions outside the URDF limits, reported once per joint.
 """
 from .guard import GuardConfig, TorqueGuard
-from .inputs import JointStateMerger, LimitMonitor, StampMonitor, VelocityEstimator
+from .inputs import JointStateMerger, LimitMonitor, VelocityEstimator
 
 __all__ = ["GuardConfig", "TorqueGuard", "JointStateMerger", "LimitMonitor",
-           "StampMonitor", "VelocityEstimator"]
+           "VelocityEstimator"]
