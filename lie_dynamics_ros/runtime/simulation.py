@@ -30,7 +30,7 @@ from ..algorithms.dynamics import hybrid_dynamics
 from ..integrators.registry import resolve_integrator
 from ..integrators.simulator import Simulator, velocity_bounds
 from ..safety.guard import GuardConfig, TorqueGuard
-from ..safety.inputs import StampMonitor
+from .stamps import StampMonitor
 from .config_files import read_parameters, robot_config_file
 from .robot import joint_state_reason, unknown_joints_reason, with_loops_file
 
