@@ -195,19 +195,19 @@ def test_simulator_drops_bad_commands_and_never_publishes_nan(ros):
         (js_pub, JointState()),
     ]
     arr_pub.publish(good)
-    assert ros.spin_until(lambda: sim.last_cmd_ns is not None, 10)
+    assert ros.spin_until(lambda: sim.runtime.last_cmd_ns is not None, 10)
     for pub, msg in bad:
         dropped = sim.dropped
         pub.publish(msg)
         assert ros.spin_until(lambda: sim.dropped == dropped + 1, 10)
-        np.testing.assert_array_equal(sim.cmd, [0.5, -0.25])
+        np.testing.assert_array_equal(sim.runtime.cmd, [0.5, -0.25])
     # backwards stamps on joint_torques
     js_pub.publish(cv.make_joint_state(names, 2_000_000_000, effort=[0.1, 0.2]))
-    assert ros.spin_until(lambda: sim.cmd[0] == 0.1, 10)
+    assert ros.spin_until(lambda: sim.runtime.cmd[0] == 0.1, 10)
     dropped = sim.dropped
     js_pub.publish(cv.make_joint_state(names, 1_000_000_000, effort=[9.0, 9.0]))
     assert ros.spin_until(lambda: sim.dropped == dropped + 1, 10)
-    np.testing.assert_array_equal(sim.cmd, [0.1, 0.2])
+    np.testing.assert_array_equal(sim.runtime.cmd, [0.1, 0.2])
     for _ in range(5):
         sim.tick()
     assert ros.spin_until(lambda: len(states) >= 5, 10)

@@ -154,7 +154,7 @@ def test_joint_torques_by_name_drive_the_simulator(ros):
     msg = cv.make_joint_state([names[i] for i in perm] + ["extra"], 0, effort=np.r_[
         tau[perm], math.nan])
     pub.publish(msg)
-    assert ros.spin_until(lambda: sim.last_cmd_ns is not None, 10)
+    assert ros.spin_until(lambda: sim.runtime.last_cmd_ns is not None, 10)
     sim.tick()      # publishes the initial state
     sim.tick()      # one step with tau
     assert ros.spin_until(lambda: len(states) >= 2, 10)
@@ -262,8 +262,8 @@ def test_divergence_stops_integrating_and_keeps_publishing_finite_states(ros):
     sim.tick()
     sim.tick()
     assert ros.spin_until(lambda: len(states) >= 3, 10)
-    assert sim.diverged == 1 and "panda_joint1" in sim.halted
-    assert "reduce dt" in sim.halted and "rkmk4" in sim.halted
+    assert sim.runtime.diverged == 1 and "panda_joint1" in sim.runtime.halted
+    assert "reduce dt" in sim.runtime.halted and "rkmk4" in sim.runtime.halted
     for m in states:
         assert np.isfinite(m.position).all() and np.isfinite(m.velocity).all()
     np.testing.assert_array_equal(states[-1].velocity, np.zeros(7))
@@ -295,6 +295,8 @@ def test_steppers_take_the_acceleration_directly(ros, monkeypatch):
     held torques one compiled call (no Python dynamics at all), in hybrid mode fed with the
     simulator's accelerations; never inverse dynamics to turn them into torques and back."""
     from lie_dynamics_ros.integrators.simulate import make_stepper
+    from lie_dynamics_ros.integrators.registry import resolve_integrator
+    from lie_dynamics_ros.integrators.simulator import Simulator
     from lie_dynamics_ros.ros import forward_dynamics_node as fdn
     assert not hasattr(fdn, "semi_implicit_step")        # one implementation: simulate.py's
     model = ldr.load_urdf(ARM7)
@@ -306,8 +308,8 @@ def test_steppers_take_the_acceleration_directly(ros, monkeypatch):
         monkeypatch.setattr(ldr, name, counted)
     tau = np.linspace(-2.0, 2.0, 7)
     for method in ("semi_implicit", "rkmk4"):
-        sim = fdn.Simulator(model, 1_000_000, fdn.resolve_integrator(method, model),
-                            np.zeros(7, bool), READY, np.zeros(7))
+        sim = Simulator(model, 1_000_000, resolve_integrator(method, model),
+                        np.zeros(7, bool), READY, np.zeros(7))
         calls.update(inverse_dynamics=0, forward_dynamics=0)
         sim.step(tau)
         assert calls == {"inverse_dynamics": 0, "forward_dynamics": 0}, method
@@ -317,8 +319,8 @@ def test_steppers_take_the_acceleration_directly(ros, monkeypatch):
         np.testing.assert_array_equal(sim.tau, tau)
     # hybrid mode with rkmk4: joint 2 held by hybrid dynamics, its torque reported
     mask = np.array([False, True, False, False, False, False, False])
-    sim = fdn.Simulator(model, 1_000_000, fdn.resolve_integrator("rkmk4", model), mask,
-                        READY, np.zeros(7))
+    sim = Simulator(model, 1_000_000, resolve_integrator("rkmk4", model), mask,
+                    READY, np.zeros(7))
     calls.update(inverse_dynamics=0)
     sim.step(tau)
     assert calls["inverse_dynamics"] == 0
@@ -334,7 +336,7 @@ def test_applied_effort_does_not_alias_the_next_command(ros):
     sim = make_sim(ros, drive="external", command_timeout=0.0, enforce_effort_limits=False)
     first = np.linspace(-1.0, 1.0, 7)
     sim._on_array_command(cv.make_command_array(first))
-    tau = sim.command_torques()
+    tau = sim.runtime.command_torques()
     sim.tick()
     sim.tick()
     applied = sim.sim.tau.copy()
@@ -384,11 +386,11 @@ def test_wait_for_command_holds_the_initial_state_until_the_first_command(ros):
     states = collect(ros)
     for _ in range(5):
         sim.tick()
-    assert not sim.integrating and sim.sim.steps == 0
+    assert not sim.runtime.integrating and sim.sim.steps == 0
     sim._on_array_command(cv.make_command_array(np.zeros(7)))
     sim.tick()
     sim.tick()
-    assert sim.integrating and sim.sim.steps == 2
+    assert sim.runtime.integrating and sim.sim.steps == 2
     assert ros.spin_until(lambda: len(states) >= 7, 10)
     stamps = [cv.stamp_to_ns(m.header.stamp) for m in states]
     assert stamps == sorted(stamps) and len(set(stamps)) == 7          # time advances
@@ -403,10 +405,10 @@ def test_start_timeout_starts_integrating_without_a_command(ros):
                    command_timeout=0.0)
     sim.tick()
     sim.tick()
-    assert not sim.integrating
+    assert not sim.runtime.integrating
     time.sleep(0.25)
     sim.tick()
-    assert sim.integrating and sim.sim.steps == 1
+    assert sim.runtime.integrating and sim.sim.steps == 1
 
 
 def test_without_an_initial_state_a_robot_starts_from_its_own_file_or_neutral(ros):
@@ -443,16 +445,16 @@ def test_lockstep_steps_only_on_the_answer_to_the_last_state(ros):
     t0 = sim.sim.t_ns
     sim.tick()
     sim.tick()
-    assert sim.sim.steps == 0 and sim.published == 1 and sim.lockstep_waits == 2
+    assert sim.sim.steps == 0 and sim.runtime.published == 1 and sim.runtime.lockstep_waits == 2
     answer(t0)
-    assert ros.spin_until(lambda: sim.published == 2, 10)   # stepped from the callback
+    assert ros.spin_until(lambda: sim.runtime.published == 2, 10)   # stepped from the callback
     assert sim.sim.steps == 1 and sim.sim.t_ns == t0 + sim.dt_ns
     answer(t0)                                 # stale: answers the state before
     ros.spin_for(0.2)
     sim.tick()
-    assert sim.sim.steps == 1 and sim.published == 2
+    assert sim.sim.steps == 1 and sim.runtime.published == 2
     answer(sim.sim.t_ns)
-    assert ros.spin_until(lambda: sim.published == 3, 10)
+    assert ros.spin_until(lambda: sim.runtime.published == 3, 10)
     assert ros.spin_until(lambda: len(states) == 3, 10)
     for m in states:            # gravity compensated at every step: the arm stays
         np.testing.assert_allclose(m.position, READY, atol=1e-12)
@@ -460,7 +462,55 @@ def test_lockstep_steps_only_on_the_answer_to_the_last_state(ros):
     assert sim.sim.steps == 2
     sim.set_parameters([Parameter("lockstep_timeout", value=0.05)])
     sim.tick()
-    assert sim.sim.steps == 2 and sim.lockstep_timeouts == 0
+    assert sim.sim.steps == 2 and sim.runtime.lockstep_timeouts == 0
     time.sleep(0.06)
     sim.tick()
-    assert sim.sim.steps == 3 and sim.lockstep_timeouts == 1
+    assert sim.sim.steps == 3 and sim.runtime.lockstep_timeouts == 1
+
+
+
+def late_subscriber(ros):
+    """Messages on robot_description for a transient-local subscriber created now."""
+    from std_msgs.msg import String
+    from lie_dynamics_ros.ros.model_source import transient_local_qos
+    box = []
+    ros.node.create_subscription(String, "robot_description", box.append,
+                                 transient_local_qos())
+    return box
+
+
+def test_robot_description_reaches_a_late_subscriber_and_follows_a_reload(ros):
+    """The description of the model in use, latched as robot_state_publisher's: the text of
+    the urdf_path file, then the parameter's XML set at run time."""
+    with open(ARM7) as f:
+        xml = f.read()
+    sim = make_sim(ros, drive="external")
+    ros.spin_for(0.2)
+    got = late_subscriber(ros)
+    assert ros.spin_until(lambda: got, 10)
+    assert [m.data for m in got] == [xml]
+    renamed = xml.replace('name="panda_joint7"', 'name="wrist_joint"')
+    res = sim.set_parameters([Parameter("robot_description", value=renamed)])
+    assert res[0].successful, res[0].reason
+    assert ros.spin_until(lambda: len(got) == 2, 10)
+    assert got[1].data == renamed
+    later = late_subscriber(ros)
+    assert ros.spin_until(lambda: later, 10)
+    ros.spin_for(0.3)
+    assert [m.data for m in later] == [renamed]          # depth 1: the model in use
+
+
+def test_a_model_from_the_robot_description_topic_is_not_echoed(ros):
+    from std_msgs.msg import String
+    from lie_dynamics_ros.ros.model_source import transient_local_qos
+    with open(DOUBLE_PENDULUM) as f:
+        xml = f.read()
+    desc = ros.node.create_publisher(String, "robot_description", transient_local_qos())
+    desc.publish(String(data=xml))
+    sim = make_sim(ros, drive="external", urdf_path="", initial_positions=[])
+    assert ros.spin_until(lambda: sim.sim is not None, 20)
+    assert sim.sim.model.joint_names == ldr.load_urdf(DOUBLE_PENDULUM).joint_names
+    got = late_subscriber(ros)
+    assert ros.spin_until(lambda: got, 10)
+    ros.spin_for(0.5)
+    assert [m.data for m in got] == [xml]                  # ours alone, once

@@ -24,7 +24,7 @@ Semantics (docs/safety.md):
   counts it); nothing is published for it.
 """
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -58,9 +58,6 @@ class GuardConfig:
         if self.fallback not in FALLBACKS:
             return "fallback must be one of %s, got %r" % ("|".join(FALLBACKS), self.fallback)
         return None
-
-    def with_(self, **changes) -> "GuardConfig":
-        return replace(self, **changes)
 
 
 class TorqueGuard:
