@@ -24,14 +24,13 @@ Two paths compute the same steps (to round-off):
   ``a_prescribed``.
 
 ``SimulationResult.compiled`` says which one ran.  Public 6-vectors are (linear, angular)
-(docs/conventions.md); ``MultibodySpace`` permutes the free-joint blocks to the angular-first
-order of ``lie.se3`` with ``conventions.to_internal``/``to_public``.
+(docs/conventions.md), as in ``lie.se3``: ``MultibodySpace`` hands the free-joint blocks to
+it unpermuted.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..conventions import to_internal, to_public
 from ..errors import InputError
 from ..kernels import integrate as KI
 from ..lie import se3, so3
@@ -143,8 +142,7 @@ class MultibodySpace(HomogeneousSpace):
         out = np.zeros(self.dim)
         for vi, kind in self.blocks:
             if kind == "se3":
-                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
-                out[vi:vi + 6] = -to_public(se3.bracket(a, b))
+                out[vi:vi + 6] = -se3.bracket(u[vi:vi + 6], w[vi:vi + 6])
             else:
                 out[vi:vi + 3] = -np.cross(u[vi:vi + 3], w[vi:vi + 3])
         return out
@@ -155,8 +153,7 @@ class MultibodySpace(HomogeneousSpace):
         out = np.array(w, dtype=float, copy=True)
         for vi, kind in self.blocks:
             if kind == "se3":
-                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
-                out[vi:vi + 6] = to_public(se3.dexp_inv(-a) @ b)
+                out[vi:vi + 6] = se3.dexp_inv(-u[vi:vi + 6]) @ w[vi:vi + 6]
             else:
                 out[vi:vi + 3] = so3.dexp_inv(-u[vi:vi + 3]) @ w[vi:vi + 3]
         return out
