@@ -25,6 +25,15 @@ def _pose(r, w):
     return se3.make(so3.exp(w), r.normal(size=3))
 
 
+def test_the_series_tables_are_lie_so3s():
+    """The kernels build their Taylor tables themselves (they import no other package folder):
+    the same numbers as lie.so3's, bit for bit, switched at the same angle."""
+    ours = (KL._S1, KL._G1, KL._G2, KL._D2, KL._D2T)
+    for a, b in zip(ours, so3.series_coefficients()):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    assert KL._SMALL == so3.SMALL_ANGLE
+
+
 def test_the_angles_straddle_the_series_switch():
     """Both branches (Taylor series below SMALL_ANGLE, closed forms above) are exercised, on
     both sides within 1e-6 of the switch."""

@@ -8,15 +8,40 @@ are row-major 9-vectors ``R`` and translations 3-vectors ``p``; T = (R, p) is th
 child frame in its parent, so ``se3_Ad_inv`` maps parent twists to the child (Kim eq. 37) and
 its transpose maps child wrenches to the parent (Kim eq. 42).
 """
+from math import comb, factorial, gcd
+
 import numpy as np
 from numba import njit
 
-from ..lie import so3 as _so3
 from .jit import JIT
 
-_SMALL = _so3.SMALL_ANGLE
-# sin t/t, (1-cos t)/t^2, (t-sin t)/t^3, (1-(t/2)cot(t/2))/t^2 and its derivative / t
-_S1, _G1, _G2, _D2, _D2T = _so3.series_coefficients()
+# Kernels import no other package folder, so the series below are built here the way
+# ``lie.so3`` builds them; test_lie_kernels checks both tables are equal bit for bit.
+_SMALL = 0.5    # so3.SMALL_ANGLE
+_NT = 8
+
+
+def _bernoulli(n):
+    """Bernoulli numbers B_0..B_n (B_1 = -1/2) as exact (numerator, denominator) int pairs."""
+    B = [(1, 1)]
+    for m in range(1, n + 1):
+        num, den = 0, 1
+        for j in range(m):
+            p, q = comb(m + 1, j) * B[j][0], B[j][1]
+            num, den = num * q + p * den, den * q
+        num, den = -num, den * (m + 1)
+        g = gcd(num, den)
+        B.append((num // g, den // g))
+    return B
+
+
+_BN = _bernoulli(2 * _NT + 2)
+_S1 = np.array([(-1) ** k / factorial(2 * k + 1) for k in range(_NT)])     # sin t / t
+_G1 = np.array([(-1) ** k / factorial(2 * k + 2) for k in range(_NT)])     # (1 - cos t) / t^2
+_G2 = np.array([(-1) ** k / factorial(2 * k + 3) for k in range(_NT)])     # (t - sin t) / t^3
+_D2 = np.array([(-1) ** (n + 1) * _BN[2 * n][0] / (_BN[2 * n][1] * factorial(2 * n))
+                for n in range(1, _NT + 1)])                      # (1 - (t/2)cot(t/2)) / t^2
+_D2T = np.array([2 * k * _D2[k] for k in range(1, _NT)])          # its derivative / t
 
 
 @njit(inline="always", **JIT)
