@@ -40,6 +40,7 @@ from examples._figures import save  # noqa: E402
 from lie_dynamics_ros.integrators import (  # noqa: E402
     ProductSpace, SO3Space, TS2Space, VectorSpace, solve)
 from lie_dynamics_ros.integrators.spaces import cross3  # noqa: E402
+from lie_dynamics_ros.lie import so3  # noqa: E402
 
 E3 = np.array([0.0, 0.0, 1.0])   # points down (Celledoni et al. 2021, §6)
 
@@ -53,10 +54,6 @@ def space():
     """R^6 x (SO(3) x R^3)^2 x (TS^2)^2 with the action of G (algebra dim 30)."""
     return ProductSpace(VectorSpace(6), SO3Space(), VectorSpace(3), SO3Space(), VectorSpace(3),
                         TS2Space(2))
-
-
-def _hat(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
 @dataclass
@@ -112,7 +109,7 @@ class Quadrotors:
             b = a_d - self.g * E3
             u_par = q * (q @ mus[i]) + m * L * (w @ w) * q + m * q * (q @ b)
             alpha = -self.k_q * cross3(q_d[i], q) - self.k_w * w
-            Q = _hat(q)
+            Q = so3.hat(q)
             u_perp = m * L * cross3(q, alpha) - m * (Q @ (Q @ b))
             us.append(u_par + u_perp)
         return tuple(us), q_d
@@ -157,7 +154,7 @@ class Quadrotors:
         out[SL["v"]] = vdot
         for Rk, Wk, i in (("R1", "W1", 0), ("R2", "W2", 1)):
             R = P[SL[Rk]].reshape(3, 3)
-            out[SL[Rk]] = (R @ _hat(P[SL[Wk]])).ravel()
+            out[SL[Rk]] = (R @ so3.hat(P[SL[Wk]])).ravel()
             out[SL[Wk]] = Wdot[i]
         for qk, wk, i in (("q1", "w1", 0), ("q2", "w2", 1)):
             out[SL[qk]] = cross3(P[SL[wk]], P[SL[qk]])
@@ -169,7 +166,6 @@ class Quadrotors:
         y = self.y_d(0.0) + np.asarray(offset, dtype=float)
         v = np.zeros(3)
         _, _, q_d = self.desired(0.0, y, v)
-        from lie_dynamics_ros.lie import so3
         q1 = so3.exp([0.0, tilt, 0.0]) @ q_d[0]
         q2 = so3.exp([tilt, 0.0, 0.0]) @ q_d[1]
         W1, W2 = np.array([0.1, -0.2, 0.3]), np.array([-0.3, 0.1, 0.2])

@@ -63,7 +63,7 @@ def general_twin(seed=0):
         for k in range(2):
             b.add_link(f"l{k}", **_inertial(r))
         if general:
-            xi = np.r_[a1, 0, 0, 0]
+            xi = np.r_[0, 0, 0, a1]                # (linear, angular), as lie.se3
             j0 = ldr.General(1, T=lambda q: se3.exp(xi * q[0]), S=lambda q: xi.reshape(6, 1))
             planar = ldr.Planar(n)
             ax, e1 = joint_axes(planar, "p")      # the same in-plane axes as the builtin
@@ -74,13 +74,13 @@ def general_twin(seed=0):
 
             def S1(q):
                 R = so3.exp(ax * q[2])
-                return np.column_stack([np.r_[0, 0, 0, R.T @ e1], np.r_[0, 0, 0, R.T @ e2],
-                                        np.r_[ax, 0, 0, 0]])
+                return np.column_stack([np.r_[R.T @ e1, 0, 0, 0], np.r_[R.T @ e2, 0, 0, 0],
+                                        np.r_[0, 0, 0, ax]])
 
             def Sd1(q, v):
                 R = so3.exp(ax * q[2])
                 d = lambda e: -v[2] * np.cross(ax, R.T @ e)
-                return np.column_stack([np.r_[0, 0, 0, d(e1)], np.r_[0, 0, 0, d(e2)], np.zeros(6)])
+                return np.column_stack([np.r_[d(e1), 0, 0, 0], np.r_[d(e2), 0, 0, 0], np.zeros(6)])
             j1 = ldr.General(3, T=T1, S=S1, Sdot=Sd1)
         else:
             j0, j1 = ldr.Revolute(a1), ldr.Planar(n)

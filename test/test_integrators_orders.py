@@ -16,6 +16,7 @@ from lie_dynamics_ros.integrators import (  # noqa: E402
     CF3, CF4, CF32A, CF32B, CF43, TABLEAUS, CoadjointSO3, ProductSpace, S2Space, SE3Space,
     SO3Space, Tableau, TS2Space, VectorSpace, get_method, solve)
 from lie_dynamics_ros.integrators import spaces as S  # noqa: E402
+from lie_dynamics_ros.conventions import to_internal, to_public  # noqa: E402
 from lie_dynamics_ros.lie import se3, so3  # noqa: E402
 
 
@@ -113,12 +114,13 @@ def test_ts2_space_uses_lie_se3_copy_by_copy():
         Y = _random_state(sp, rng).reshape(7, 6)
         act = sp.exp_act(X.ravel(), Y.ravel()).reshape(7, 6)
         D = sp.dexp_inv(X.ravel(), V.ravel()).reshape(7, 6)
-        for k in range(7):
-            T = se3.exp(X[k])
+        for k in range(7):   # TS2Space's copies are (angular, linear): to_public for lie.se3
+            T = se3.exp(to_public(X[k]))
             A, a = T[:3, :3], T[:3, 3]
             q, w = A @ Y[k, :3], A @ Y[k, 3:]
             assert np.allclose(act[k], np.r_[q, w + np.cross(a, q)], atol=1e-13)
-            assert np.allclose(D[k], se3.dexp_inv(X[k]) @ V[k], atol=1e-12)
+            assert np.allclose(D[k], to_internal(se3.dexp_inv(to_public(X[k])) @ to_public(V[k])),
+                               atol=1e-12)
 
 
 def test_ts2_action_is_adjoint_action():
@@ -126,9 +128,9 @@ def test_ts2_action_is_adjoint_action():
     rng = np.random.default_rng(3)
     sp = TS2Space(1)
     y, u = _random_state(sp, rng), rng.normal(size=6)
-    T = se3.exp(u)
-    # Ad_T (w, v) with angular first: the (q, w) pair plays (angular, linear)
-    assert np.allclose(sp.exp_act(u, y), se3.Ad(T) @ y, atol=1e-13)
+    T = se3.exp(to_public(u))
+    # the (q, w) pair plays (angular, linear): Ad_T in lie.se3's (linear, angular) order
+    assert np.allclose(sp.exp_act(u, y), to_internal(se3.Ad(T) @ to_public(y)), atol=1e-13)
 
 
 # ----------------------------------------------------------------------------- pendulum

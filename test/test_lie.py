@@ -1,4 +1,5 @@
-"""Tests for lie_dynamics_ros.lie (so3, se3), angular-first twists xi = (w, v)."""
+"""Tests for lie_dynamics_ros.lie (so3, se3): twists xi = (v, w) linear first, wrenches (f, m),
+the order of the public API (docs/conventions.md)."""
 import math
 
 import numpy as np
@@ -131,7 +132,7 @@ def test_quaternions():
 def test_se3_exp_log_roundtrip(angle):
     r = rng(int(angle * 1e3) % 89 + 1)
     for _ in range(5):
-        xi = np.concatenate([unit(r) * angle, r.normal(size=3)])
+        xi = np.concatenate([r.normal(size=3), unit(r) * angle])
         T = se3.exp(xi)
         xi2 = se3.log(T)
         assert np.all(np.isfinite(xi2))
@@ -147,10 +148,13 @@ def test_se3_identity_and_pure_translation():
     assert np.array_equal(se3.log(np.eye(4)), np.zeros(6))
     assert np.array_equal(se3.exp(np.zeros(6)), np.eye(4))
     T = se3.make(np.eye(3), [1., 2., 3.])
-    assert np.allclose(se3.log(T), [0, 0, 0, 1, 2, 3])
+    assert np.allclose(se3.log(T), [1, 2, 3, 0, 0, 0])
+    assert np.allclose(se3.exp([1, 2, 3, 0, 0, 0]), T)
+    Rz = se3.exp([0, 0, 0, 0, 0, np.pi / 2])[:3, :3]        # angular part last
+    assert np.allclose(Rz, [[0, -1, 0], [1, 0, 0], [0, 0, 1]])
     for f in (se3.dexp, se3.dexp_inv):
         assert np.allclose(f(np.zeros(6)), np.eye(6))
-        assert np.all(np.isfinite(f([0, 0, 0, 1, 2, 3])))
+        assert np.all(np.isfinite(f([1, 2, 3, 0, 0, 0])))
 
 
 def test_inv_compose_Ad():
@@ -195,10 +199,10 @@ def test_dexp_finite_differences(s):
     r, h = rng(6), 1e-6
     for _ in range(4):
         u, du = r.normal(size=6), r.normal(size=6)
-        u[:3] *= s / np.linalg.norm(u[:3])
+        u[3:] *= s / np.linalg.norm(u[3:])
         D = (se3.exp(u + h * du) - se3.exp(u - h * du)) / (2 * h) @ se3.inv(se3.exp(u))
         assert np.allclose(D, se3.hat(se3.dexp(u) @ du), atol=1e-8)
-        w, dw = u[:3], du[:3]
+        w, dw = u[3:], du[3:]
         D3 = (so3.exp(w + h * dw) - so3.exp(w - h * dw)) / (2 * h) @ so3.exp(w).T
         assert np.allclose(D3, so3.hat(so3.dexp(w) @ dw), atol=1e-8)
 
@@ -208,15 +212,15 @@ def test_dexp_inverse_and_series(s):
     r = rng(7)
     for _ in range(4):
         u = r.normal(size=6)
-        u[:3] *= s / np.linalg.norm(u[:3])
+        u[3:] *= s / np.linalg.norm(u[3:])
         assert np.allclose(se3.dexp_inv(u) @ se3.dexp(u), np.eye(6), atol=TOL)
-        assert np.allclose(so3.dexp_inv(u[:3]) @ so3.dexp(u[:3]), np.eye(3), atol=TOL)
+        assert np.allclose(so3.dexp_inv(u[3:]) @ so3.dexp(u[3:]), np.eye(3), atol=TOL)
         # exact dexp against its defining series (converges everywhere)
         assert np.allclose(se3.dexp(u), brute_series(se3.ad(u), lambda k: 1 / fact(k + 1)),
                            atol=TOL)
         if s <= 1.0:  # Bernoulli series converges for |w| < 2 pi; high order close to exact
             assert np.allclose(se3.dexp_inv(u), se3.dexp_inv(u, order=40), atol=TOL)
-            assert np.allclose(so3.dexp_inv(u[:3]), so3.dexp_inv(u[:3], order=40), atol=TOL)
+            assert np.allclose(so3.dexp_inv(u[3:]), so3.dexp_inv(u[3:], order=40), atol=TOL)
 
 
 @pytest.mark.parametrize("order", [0, 1, 2, 3, 4])
@@ -225,7 +229,7 @@ def test_truncated_dexp_inv_order(order):
     u = r.normal(size=6)
     u /= np.linalg.norm(u)
     scales = np.array([0.2, 0.1, 0.05])
-    for mod, f in [(se3, lambda x: x), (so3, lambda x: x[:3])]:
+    for mod, f in [(se3, lambda x: x), (so3, lambda x: x[3:])]:
         errs = [np.linalg.norm(mod.dexp_inv(f(s * u), order=order) - mod.dexp_inv(f(s * u)))
                 for s in scales]
         slope = np.polyfit(np.log(scales), np.log(errs), 1)[0]
@@ -250,16 +254,16 @@ def test_spatial_inertia_point_cloud():
         I_int = np.zeros((6, 6))
         for p, mi in zip(pts, m):
             P = so3.hat(p)
-            I_int += mi * np.block([[P.T @ P, P], [P.T, np.eye(3)]])
+            I_int += mi * np.block([[np.eye(3), P.T], [P, P.T @ P]])
         M, c = m.sum(), (m[:, None] * pts).sum(0) / m.sum()
         Ic = sum(mi * so3.hat(p - c).T @ so3.hat(p - c) for p, mi in zip(pts, m))
         Rc = so3.exp(r.normal(size=3))                       # COM frame orientation
         I = se3.spatial_inertia(M, c, Rc.T @ Ic @ Rc, Rc)
         assert np.allclose(I, I_int, atol=1e-9)
         assert np.allclose(I, I.T) and np.all(np.linalg.eigvalsh(I) > 0)
-        # kinetic energy of the cloud for a body twist V = (w, v): point velocity v + w x p
+        # kinetic energy of the cloud for a body twist V = (v, w): point velocity v + w x p
         V = r.normal(size=6)
-        ke = 0.5 * sum(mi * np.sum((V[3:] + np.cross(V[:3], p)) ** 2) for p, mi in zip(pts, m))
+        ke = 0.5 * sum(mi * np.sum((V[:3] + np.cross(V[3:], p)) ** 2) for p, mi in zip(pts, m))
         assert np.isclose(0.5 * V @ I @ V, ke)
         pi = se3.inertia_to_parameters(I)
         assert np.isclose(pi[0], M) and np.allclose(pi[1:4], M * c)
@@ -270,8 +274,8 @@ def test_spatial_inertia_point_cloud():
 def test_parameters_order():
     pi = np.arange(1.0, 11.0)
     I = se3.parameters_to_inertia(pi)
-    assert I[3, 3] == 1 and np.allclose(so3.vee(I[:3, 3:]), [2, 3, 4])
-    assert np.allclose(I[:3, :3], [[5, 6, 8], [6, 7, 9], [8, 9, 10]])
+    assert I[0, 0] == 1 and np.allclose(so3.vee(I[3:, :3]), [2, 3, 4])
+    assert np.allclose(I[3:, 3:], [[5, 6, 8], [6, 7, 9], [8, 9, 10]])
     assert np.allclose(se3.inertia_to_parameters(I), pi)
 
 
@@ -295,43 +299,3 @@ def test_transform_inertia_energy_and_cloud():
         assert np.allclose(I_b, se3.spatial_inertia(M, cb, Icb), atol=1e-9)
         # momentum transforms like a wrench: L_b = Ad*_{T_ab} L_a
         assert np.allclose(I_b @ V_b, se3.Ad_star(T_ab) @ (I_a @ V_a), atol=1e-9)
-
-
-# ------------------------------------------------------------------ compiled twin (kernels)
-def _twin_vectors(seed, n=3):
-    """Random rotation vectors of the angles in ANGLES (0, near the series switch, near pi)."""
-    r = rng(seed)
-    return [unit(r) * a for a in ANGLES for _ in range(n)]
-
-
-def test_compiled_so3_twin_matches_lie():
-    from lie_dynamics_ros.kernels import integrate as KI
-    r = rng(11)
-    R = np.empty((3, 3))
-    for w in _twin_vectors(1):
-        t = np.linalg.norm(w)
-        assert np.allclose(KI.exp_coeffs(t), so3.exp_coeffs(t), rtol=1e-14, atol=1e-16)
-        assert np.allclose(KI.inv_coeffs(t), so3.inv_coeffs(t), rtol=1e-13, atol=1e-16)
-        KI.so3_exp(w, R)
-        assert np.allclose(R, so3.exp(w), atol=1e-15)
-        x = r.normal(size=3)
-        assert np.allclose(KI.left_jacobian_apply(*w, *x), so3.left_jacobian(w) @ x, atol=1e-14)
-        assert np.allclose(KI.so3_dexp_inv_apply(*w, *x), so3.dexp_inv(w) @ x, atol=1e-13)
-        assert np.allclose(KI.quat_exp(*w), so3.quat_exp(w), atol=1e-15)
-        a, b = so3.quat_exp(r.normal(size=3)), so3.quat_exp(w)
-        assert np.allclose(KI.quat_mul(*a, *b), so3.quat_multiply(a, b), atol=1e-15)
-
-
-def test_compiled_se3_twin_matches_lie():
-    from lie_dynamics_ros.kernels import integrate as KI
-    r = rng(12)
-    R, p, out = np.empty((3, 3)), np.empty(3), np.empty(6)
-    for w in _twin_vectors(2):
-        xi = np.r_[w, r.normal(size=3)]
-        KI.se3_exp(xi, R, p)
-        T = se3.exp(xi)
-        assert np.allclose(R, T[:3, :3], atol=1e-15) and np.allclose(p, T[:3, 3], atol=1e-14)
-        V = r.normal(size=6)
-        KI.se3_dexp_inv(xi, V, out)
-        assert np.allclose(out, se3.dexp_inv(xi) @ V, atol=1e-12)
-        assert np.allclose(se3.bracket(xi, V), se3.ad(xi) @ V, atol=1e-15)

@@ -6,7 +6,7 @@ import pytest
 from scipy.linalg import null_space
 
 import lie_dynamics_ros as ldr
-from lie_dynamics_ros.model.urdf import rpy_to_matrix as _rpy_to_matrix
+from lie_dynamics_ros.lie.so3 import from_rpy as _rpy_to_matrix, to_rpy
 
 
 def _unit(rng):
@@ -50,9 +50,8 @@ def closed(model, kind, rng):
     Ta = np.eye(4)
     Ta[:3, :3], Ta[:3, 3] = _rpy_to_matrix(rpy_a), xyz_a
     Tb = np.linalg.inv(Tr) @ Tl @ Ta             # the same frame, seen from r3
-    from lie_dynamics_ros.model.sdf import _rpy_of
     loop = ldr.LoopClosure("tip", kind, "l5", "r5_tool", xyz_a, rpy_a, Tb[:3, 3],
-                           _rpy_of(Tb[:3, :3]), axis=_unit(rng))
+                           to_rpy(Tb[:3, :3]), axis=_unit(rng))
     return model.with_loops([loop]), q0
 
 

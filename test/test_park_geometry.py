@@ -101,8 +101,8 @@ def test_park_two_link_example():
     """
     model, (o1, o2), (s1, s2) = _two_link()
     M1, M2 = o1, o1 @ o2                                   # absolute zero-configuration poses
-    A1 = se3.Ad(M1) @ np.r_[s1, 0, 0, 0]
-    A2 = se3.Ad(M2) @ np.r_[s2, 0, 0, 0]
+    A1 = se3.Ad(M1) @ np.r_[0, 0, 0, s1]                  # revolute screws (v, w) = (0, s)
+    A2 = se3.Ad(M2) @ np.r_[0, 0, 0, s2]
     D = [np.linalg.inv(se3.Ad(Mi)).T @ Ii @ np.linalg.inv(se3.Ad(Mi))
          for Mi, Ii in zip((M1, M2), model.inertias)]
     ip = lambda x, y, k: x @ D[k] @ y                       # noqa: E731

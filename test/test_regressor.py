@@ -23,6 +23,7 @@ import pytest
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms import regressor as R
+from lie_dynamics_ros.conventions import matrix_to_internal, to_internal
 from lie_dynamics_ros.lie import se3
 
 from models import bundled, general_twin, zoo
@@ -300,9 +301,11 @@ def test_ploen_body_factor_is_skew_and_reproduces_the_bias_wrench():
         A = rng.normal(size=(3, 3))
         I = se3.spatial_inertia(rng.uniform(0.1, 5), rng.normal(size=3), A @ A.T + 0.1 * np.eye(3))
         V = rng.normal(size=6)
-        R.ploen_body_factor(I, V[:3], Cb)
+        # a kernel: inertia and twist in the kernels' (angular, linear) order
+        Ik, Vk = matrix_to_internal(I), to_internal(V)
+        R.ploen_body_factor(Ik, Vk[:3], Cb)
         assert np.abs(Cb + Cb.T).max() < 1e-14 * scale(Cb)
-        assert np.allclose(Cb @ V, -se3.ad_star(V) @ I @ V, atol=1e-12 * scale(I, V))
+        assert np.allclose(Cb @ Vk, to_internal(-se3.ad_star(V) @ I @ V), atol=1e-12 * scale(I, V))
 
 
 @pytest.mark.parametrize("name", ["arm7", "ur5", "solo12"])

@@ -4,6 +4,7 @@ import pytest
 
 from lie_dynamics_ros.kernels.spatial import (block_congruence_add, congruence_add,
                                               rigid_congruence_add)
+from lie_dynamics_ros.conventions import matrix_to_internal
 from lie_dynamics_ros.lie import se3, so3
 
 
@@ -11,13 +12,13 @@ def _case(seed, rigid):
     rng = np.random.default_rng(seed)
     if rigid:
         A = rng.normal(size=(3, 3))
-        I = se3.spatial_inertia(rng.uniform(0.5, 2), rng.normal(size=3), A @ A.T,
-                                so3.exp(rng.normal(size=3)))
+        I = matrix_to_internal(se3.spatial_inertia(rng.uniform(0.5, 2), rng.normal(size=3),
+                                                   A @ A.T, so3.exp(rng.normal(size=3))))
     else:                                   # a general symmetric (articulated) inertia
         A = rng.normal(size=(6, 6))
         I = A @ A.T
     T = se3.make(so3.exp(rng.normal(size=3)), rng.normal(size=3))
-    X = se3.Ad_inv(T)
+    X = matrix_to_internal(se3.Ad_inv(T))                 # the kernels' order
     return T[:3, :3].ravel().copy(), T[:3, 3].copy(), I, X.T @ I @ X
 
 

@@ -1,7 +1,7 @@
 """Argument checking and the Python side of a kernel call (GENERAL joints, f_ext, status)."""
 import numpy as np
 
-from ..conventions import to_internal
+from ..conventions import rows_to_internal, to_internal
 from ..errors import InputError
 from ..kernels import layout as L
 from ..kernels.joint_kinematics import joint_kinematics
@@ -79,6 +79,7 @@ def prepare(model, data, q, v):
         S = np.asarray(jt.S(qs), dtype=float).reshape(6, j.nv)
         Sd = np.zeros((6, j.nv)) if jt.Sdot is None else np.asarray(jt.Sdot(qs, vs), dtype=float).reshape(6, j.nv)
         data.joint_rotation[r], data.joint_translation[r] = T[:3, :3].ravel(), T[:3, 3]
+        S, Sd = rows_to_internal(S), rows_to_internal(Sd)
         data.motion_subspace[r, :, :j.nv], data.motion_subspace_dot[r, :, :j.nv] = S, Sd
         data.sdot_v[r] = Sd @ vs
     return False
@@ -101,7 +102,7 @@ def load_fext(model, data, f_ext):
             if not np.all(np.isfinite(w)):
                 raise InputError(f"non-finite external wrench on {name!r}")
             if row > 0:   # a wrench on a world-fixed link does not move the robot
-                fext[row] += se3.Ad_star(se3.inv(T)) @ to_internal(w)
+                fext[row] += to_internal(se3.Ad_star(se3.inv(T)) @ w)
         return True
     F = np.asarray(f_ext, dtype=float)
     if F.shape != (model.njoints, 6):

@@ -58,8 +58,7 @@ def difference(model, q0, q1):
         if kind == J.FREE:
             T0 = se3.make(so3.quat_to_rot(q0[qi + 3:qi + 7]), q0[qi:qi + 3])
             T1 = se3.make(so3.quat_to_rot(q1[qi + 3:qi + 7]), q1[qi:qi + 3])
-            xi = se3.log(se3.inv(T0) @ T1)
-            out[vi:vi + 3], out[vi + 3:vi + 6] = xi[3:], xi[:3]
+            out[vi:vi + 6] = se3.log(se3.inv(T0) @ T1)    # (linear, angular), as v
         else:
             out[vi:vi + 3] = so3.quat_log(so3.quat_multiply(_conj(q0[qi:qi + 4]), q1[qi:qi + 4]))
     return _wrap_circles(model, out)

@@ -19,7 +19,6 @@ pulled-back metric, its derivatives and the Christoffel symbols.
 """
 import numpy as np
 
-from ..conventions import SWAP6
 from ..errors import InputError
 from ..kernels import derivatives as KD
 from ..lie import se3
@@ -52,7 +51,8 @@ def christoffel_symbols(model, q, data=None):
 # ------------------------------------------------------------------ Park's closed form (numpy)
 def _park_terms(model, q):
     """(S (6nb, nv), G (6nb, 6nb), Jd (6nb, 6nb), world poses, parents, axes) in the seeds'
-    order, from the public forward kinematics and the joints' constant S."""
+    order, from the public forward kinematics and the joints' constant S; 6-vectors in the
+    public (linear, angular) order of ``lie.se3``."""
     q = vec(q, model.nq, "q")
     nb = model.njoints
     poses = forward_kinematics(model, q)
@@ -64,13 +64,13 @@ def _park_terms(model, q):
         if kind == J.REVOLUTE or kind == J.PRISMATIC:
             ax = np.asarray(j.joint.axis, dtype=float)
             ax = ax / np.linalg.norm(ax)
-            col = np.r_[ax, 0, 0, 0] if kind == J.REVOLUTE else np.r_[0, 0, 0, ax]
+            col = np.r_[0, 0, 0, ax] if kind == J.REVOLUTE else np.r_[ax, 0, 0, 0]
             mult = j.mimic[1] if j.mimic else 1.0
             S[6 * (j.row - 1):6 * j.row, j.v_index] += mult * col
         elif kind == J.FREE:
-            S[6 * (j.row - 1):6 * j.row, j.v_index:j.v_index + 6] = np.eye(6)[:, SWAP6]
+            S[6 * (j.row - 1):6 * j.row, j.v_index:j.v_index + 6] = np.eye(6)
         elif kind == J.SPHERICAL:
-            S[6 * (j.row - 1):6 * (j.row - 1) + 3, j.v_index:j.v_index + 3] = np.eye(3)
+            S[6 * (j.row - 1) + 3:6 * j.row, j.v_index:j.v_index + 3] = np.eye(3)
         else:
             raise InputError(f"joint {j.name!r}: the Park reference handles constant-S joints")
     G = np.zeros((6 * nb, 6 * nb))

@@ -46,7 +46,7 @@ def body_jacobian(model, q, frame, data=None):
     d = data_for(model, data)
     q, v = _kinematics(model, d, q, d.zero_v)
     K.jacobians(model.mi, model.mc, model.mI, d.dv, d.dm, v, d.Jb, d.Jd)
-    return rows_to_public(se3.Ad_inv(T) @ d.Jb[row])
+    return se3.Ad_inv(T) @ rows_to_public(d.Jb[row])
 
 
 def kinetic_energy(model, q, v, data=None):

@@ -43,7 +43,9 @@ from ..errors import InputError
 from ..kernels import dynamics as KD
 from ..kernels.joint_kinematics import joint_kinematics
 from ..kernels.layout import P, VI, NV, G, WR, WP, V, MS, MSD, OK, NONFINITE
-from ..kernels.spatial import JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec
+from ..kernels.jit import JIT
+from ..kernels.lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
+from ..kernels.spatial import mat_vec
 from ..lie import se3
 from ._inputs import vec, check, prepare, data_for
 
@@ -104,12 +106,12 @@ def _reference_pass(mi, mc, mI, dv, dm, v, vr, ar, W, Wd):
         p = mi[i, P]
         vi, nv = mi[i, VI], mi[i, NV]
         mat_vec(dm[i, MS], v[vi:vi + nv], Sq, nv, False)
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], W[p], XW)
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], W[p], XW)
         for k in range(6):
             W[i, k] = XW[k]
         mat_vec(dm[i, MS], vr[vi:vi + nv], W[i], nv, True)
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], Wd[p], Wd[i])
-        ad_add(Sq, XW, Wd[i], -1.0)
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], Wd[p], Wd[i])
+        se3_ad_add(Sq, XW, Wd[i], -1.0)
         mat_vec(dm[i, MSD], vr[vi:vi + nv], Wd[i], nv, True)
         mat_vec(dm[i, MS], ar[vi:vi + nv], Wd[i], nv, True)
 
@@ -120,15 +122,15 @@ def _body_wrench_map(Vb, Wb, Wdb, K):
     acc = np.empty(6)
     for k in range(6):
         acc[k] = Wdb[k]
-    ad_add(Vb, Wb, acc, 0.5)
+    se3_ad_add(Vb, Wb, acc, 0.5)
     col = np.empty(6)
     y = np.empty(6)
     for k in range(10):
         _apply_basis(k, acc, col)
         _apply_basis(k, Wb, y)
-        ad_star_add(Vb, y, col, -0.5)
+        se3_ad_star_add(Vb, y, col, -0.5)
         _apply_basis(k, Vb, y)
-        ad_star_add(Wb, y, col, -0.5)
+        se3_ad_star_add(Wb, y, col, -0.5)
         for r in range(6):
             K[r, k] = col[r]
 
@@ -180,7 +182,7 @@ def regressor_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, Y, W, Wd, kin):
                     for r in range(6):
                         col[r] = K[r, k]
                         tmp[r] = 0.0
-                    ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
+                    se3_Ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
                     for r in range(6):
                         Kp[r, k] = tmp[r]
                 K[:, :] = Kp
@@ -202,12 +204,12 @@ def slotine_li_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, tau, W, Wd, Fw, kin):
         Vb = dv[i, V:V + 6]
         for k in range(6):
             acc[k] = Wd[i, k]
-        ad_add(Vb, W[i], acc, 0.5)
+        se3_ad_add(Vb, W[i], acc, 0.5)
         mat_vec(I, acc, Fw[i], 6, False)
         mat_vec(I, W[i], y, 6, False)
-        ad_star_add(Vb, y, Fw[i], -0.5)
+        se3_ad_star_add(Vb, y, Fw[i], -0.5)
         mat_vec(I, Vb, y, 6, False)
-        ad_star_add(W[i], y, Fw[i], -0.5)
+        se3_ad_star_add(W[i], y, Fw[i], -0.5)
     KD.backward_wrenches(mi, dv, dm, Fw, tau)
     return OK
 
@@ -289,7 +291,8 @@ def inertial_parameters(model):
 
 
 def parameters_to_inertias(theta):
-    """(10 k,) -> (k, 6, 6) spatial inertias (Kim's order), the inverse of the stacking above."""
+    """(10 k,) -> (k, 6, 6) spatial inertias (public order, as ``model.inertias``), the inverse
+    of the stacking above."""
     theta = np.asarray(theta, dtype=float).reshape(-1)
     if theta.size % N_PARAMS:
         raise InputError("theta must have 10 numbers per body, got %d" % theta.size)

@@ -9,7 +9,6 @@ import numpy as np
 
 from ..algorithms.configuration import difference, integrate
 from ..algorithms.dynamics import forward_dynamics
-from ..conventions import to_internal, to_public
 from ..errors import InputError
 from ..lie import se3, so3
 from .solve import get_method
@@ -79,8 +78,7 @@ class MultibodySpace(HomogeneousSpace):
         out = np.zeros(self.dim)
         for vi, kind in self.blocks:
             if kind == "se3":
-                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
-                out[vi:vi + 6] = -to_public(se3.bracket(a, b))
+                out[vi:vi + 6] = -se3.bracket(u[vi:vi + 6], w[vi:vi + 6])
             else:
                 out[vi:vi + 3] = -np.cross(u[vi:vi + 3], w[vi:vi + 3])
         return out
@@ -91,8 +89,7 @@ class MultibodySpace(HomogeneousSpace):
         out = np.array(w, dtype=float, copy=True)
         for vi, kind in self.blocks:
             if kind == "se3":
-                a, b = to_internal(u[vi:vi + 6]), to_internal(w[vi:vi + 6])
-                out[vi:vi + 6] = to_public(se3.dexp_inv(-a) @ b)
+                out[vi:vi + 6] = se3.dexp_inv(-u[vi:vi + 6]) @ w[vi:vi + 6]
             else:
                 out[vi:vi + 3] = so3.dexp_inv(-u[vi:vi + 3]) @ w[vi:vi + 3]
         return out

@@ -24,8 +24,8 @@ Two paths compute the same steps (to round-off):
   ``a_prescribed``.
 
 ``SimulationResult.compiled`` says which one ran.  Public 6-vectors are (linear, angular)
-(docs/conventions.md); ``MultibodySpace`` permutes the free-joint blocks to the angular-first
-order of ``lie.se3`` with ``conventions.to_internal``/``to_public``.
+(docs/conventions.md), as in ``lie.se3``: ``MultibodySpace`` hands the free-joint blocks to
+it unpermuted.
 """
 from dataclasses import dataclass
 

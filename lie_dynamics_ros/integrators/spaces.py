@@ -12,7 +12,8 @@ The integrators only need, from a space,
 * ``dist(y1, y2)``        a metric on M (error estimates of the commutator-free pairs, §4)
 
 States are flat float arrays and Lie algebra elements are flat vectors, so that direct
-products are concatenations.  Angular parts come first in se(3): xi = (w, v) (Kim 2012; §2.3).
+products are concatenations.  se(3) is linear first, xi = (v, w), as ``lie.se3`` and the
+public API (``TS2Space`` keeps Celledoni's angular-first copies).
 
 Groups (``LieGroup``): ``Rn``, ``SO3``, ``SE3``, ``ProductGroup``.  They also provide what the
 symplectic T*G integrator needs: ``mul``, ``inv``, ``Ad`` (matrix), ``dexp`` (matrix) and the
@@ -218,7 +219,7 @@ class SO3(LieGroup):
 
 
 class SE3(LieGroup):
-    """SE(3) as 4x4 matrices, algebra R^6 = (w, v) angular first (lie.se3)."""
+    """SE(3) as 4x4 matrices, algebra R^6 = (v, w) linear first (lie.se3)."""
     dim = 6
 
     def identity(self):
@@ -521,11 +522,12 @@ class TS2Space(HomogeneousSpace):
     """(TS^2)^count under SE(3)^count with the adjoint action (Celledoni et al. 2021, §5.1).
 
     State per copy: (q, w) with |q| = 1, q.w = 0 (6 numbers); algebra per copy: (u, v) in se(3)
-    (angular first).  psi((A, a), (q, w)) = (A q, A w + a x A q) with (A, a) = exp(u, v) the full
+    (angular first, as Celledoni writes it and as the kernels take it; ``lie.se3`` is linear
+    first).  psi((A, a), (q, w)) = (A q, A w + a x A q) with (A, a) = exp(u, v) the full
     SE(3) exponential (a = J_l(u) v, translation included); generator (u x q, u x w + v x q).
     For the N-fold pendulum f = (w_i, q_i x h_i)_i gives q_i' = w_i x q_i, w_i' = h_i.
-    The action and dexp^-1 run over all copies in one call of ``kernels/integrate.py`` (the
-    compiled twin of ``lie.se3``).
+    The action and dexp^-1 run over all copies in one call of ``kernels/integrate.py`` (over
+    the compiled twins of ``lie.se3`` in ``kernels/lie.py``).
     """
 
     def __init__(self, count=1):

@@ -3,7 +3,7 @@ Data (one worker thread). Each row gets its own status code, so a bad row is fou
 from numba import njit
 
 from .dynamics import rnea, aba, crba, hybrid
-from .spatial import JIT
+from .jit import JIT
 
 
 @njit(**JIT)

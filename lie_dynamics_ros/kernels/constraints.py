@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit
 
 from .layout import P, VI, NV, WR, WP, OR, OP, MS, MIH, MU, MPSI, OK
-from .spatial import JIT, ad_inv, ad_inv_T_add
+from .jit import JIT
+from .lie import se3_Ad_inv, se3_Ad_inv_T_add
 
 
 @njit(**JIT)
@@ -55,11 +56,11 @@ def articulated_columns(mi, dv, dm, presc, B, Y, Tu, bh, acc, rr):
                         beta[r] += U[r, k] * t[k]
             p = mi[i, P]
             if p > 0:
-                ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], beta, bh[p], 1.0)
+                se3_Ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], beta, bh[p], 1.0)
         for i in range(1, nj + 1):                 # forward: accelerations from rest
             vi, nv = mi[i, VI], mi[i, NV]
             S = dm[i, MS]
-            ad_inv(dv[i, WR:WR + 9], dv[i, WP:WP + 3], acc[mi[i, P]], acc[i])
+            se3_Ad_inv(dv[i, WR:WR + 9], dv[i, WP:WP + 3], acc[mi[i, P]], acc[i])
             if presc[i]:                           # qdd_u = 0: tau_u = S^T (I^ A_i + B^_i)
                 Ih = dm[i, MIH]
                 for k in range(nv):

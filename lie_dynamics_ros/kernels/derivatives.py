@@ -22,8 +22,9 @@ from numba import njit
 
 from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, ETA, OR, OP,
                      MS, MSD, OK, NONFINITE, SINGULAR)
-from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec,
-                      rigid_congruence_add)
+from .jit import JIT
+from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
+from .spatial import mat_vec, rigid_congruence_add
 from .dynamics import rnea, crba, world_poses
 from . import joints as J
 
@@ -127,7 +128,7 @@ def origin_twist(mc, dv, j, comp, dh):
             pj[r] += o[R0 + 3 * cc + r] * (c[WP + cc] - o[P0 + cc])
     x = np.zeros(6)
     x[e] = 1.0
-    ad_inv(Rj, pj, x, dh)
+    se3_Ad_inv(Rj, pj, x, dh)
 
 
 @njit(**JIT)
@@ -161,8 +162,8 @@ def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, 
         dVi = dV[i]
         dVdi = dVd[i]
         if pa:
-            ad_inv(c[WR:WR + 9], c[WP:WP + 3], dV[p], dVi)
-            ad_inv(c[WR:WR + 9], c[WP:WP + 3], dVd[p], dVdi)
+            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], dV[p], dVi)
+            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], dVd[p], dVdi)
         else:
             for r in range(6):
                 dVi[r] = 0.0
@@ -177,7 +178,7 @@ def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, 
                 for r in range(6):
                     dVi[r] += S[r, cc]
                     dVdi[r] += dm[i, MSD, r, cc]
-                ad_add(c[V:V + 6], S[:, cc], dVdi, 1.0)
+                se3_ad_add(c[V:V + 6], S[:, cc], dVdi, 1.0)
                 if partial:
                     mat_vec(dSd, v[vi:vi + nv], dVdi, nv, True)
             else:
@@ -188,16 +189,16 @@ def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, 
                         h[r] = S[r, cc]
                 else:
                     origin_twist(mc, dv, i, k, h)
-                ad_add(h, XV[i], dVi, -1.0)
-                ad_add(h, XA[i], dVdi, -1.0)
+                se3_ad_add(h, XV[i], dVi, -1.0)
+                se3_ad_add(h, XA[i], dVdi, -1.0)
                 if partial:
                     mat_vec(dS, v[vi:vi + nv], tmp, nv, False)     # dS qd
                     for r in range(6):
                         dVi[r] += tmp[r]
-                    ad_add(c[V:V + 6], tmp, dVdi, 1.0)
+                    se3_ad_add(c[V:V + 6], tmp, dVdi, 1.0)
                     mat_vec(dS, a[vi:vi + nv], dVdi, nv, True)
                     mat_vec(dSd, v[vi:vi + nv], dVdi, nv, True)
-        ad_add(dVi, Sq[i], dVdi, 1.0)
+        se3_ad_add(dVi, Sq[i], dVdi, 1.0)
     # backward: dF_i = I dVd - ad*_{dV} I V - ad*_V I dV + sum_k X_k^T (dF_k - ad*_{dh_k} F_k)
     for i in range(hi, lo - 1, -1):
         c = dv[i]
@@ -209,9 +210,9 @@ def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, 
                 tch[i] = True
             I = mI[i]
             mat_vec(I, dVd[i], dFi, 6, True)
-            ad_star_add(dV[i], IV[i], dFi, -1.0)
+            se3_ad_star_add(dV[i], IV[i], dFi, -1.0)
             mat_vec(I, dV[i], tmp, 6, False)
-            ad_star_add(c[V:V + 6], tmp, dFi, -1.0)
+            se3_ad_star_add(c[V:V + 6], tmp, dFi, -1.0)
         vi, nv = mi[i, VI], mi[i, NV]
         S = dm[i, MS]
         if tch[i]:
@@ -234,13 +235,13 @@ def direction(mi, mc, mI, dv, dm, v, a, typ, k, pj, lo, hi, XV, XA, Sq, IV, dV, 
             for r in range(6):
                 tmp2[r] = dFi[r] if tch[i] else 0.0
             if src[i]:
-                ad_star_add(dh[i], c[F:F + 6], tmp2, -1.0)
+                se3_ad_star_add(dh[i], c[F:F + 6], tmp2, -1.0)
             if p >= lo:
                 if not tch[p]:
                     for r in range(6):
                         dF[p, r] = 0.0
                     tch[p] = True
-                ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], tmp2, dF[p], 1.0)
+                se3_Ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], tmp2, dF[p], 1.0)
             else:
                 _up_the_chain(mi, dv, dm, i, tmp2, tmp, out, col)
 
@@ -254,7 +255,7 @@ def _up_the_chain(mi, dv, dm, i, W, tmp, out, col):
             return
         for r in range(6):
             tmp[r] = 0.0
-        ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], W, tmp, 1.0)
+        se3_Ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], W, tmp, 1.0)
         for r in range(6):
             W[r] = tmp[r]
         vi, nv = mi[p, VI], mi[p, NV]
@@ -538,18 +539,6 @@ def aba_derivatives_batch(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Mi
 
 # --------------------------------------------------------------- world-frame fast path
 @njit(inline="always", **JIT)
-def _Ad(R, p, x, out):
-    """out = Ad_T x = (R w, R v + p x R w) for T = (R, p)."""
-    w0 = R[0] * x[0] + R[1] * x[1] + R[2] * x[2]
-    w1 = R[3] * x[0] + R[4] * x[1] + R[5] * x[2]
-    w2 = R[6] * x[0] + R[7] * x[1] + R[8] * x[2]
-    out[0], out[1], out[2] = w0, w1, w2
-    out[3] = R[0] * x[3] + R[1] * x[4] + R[2] * x[5] + p[1] * w2 - p[2] * w1
-    out[4] = R[3] * x[3] + R[4] * x[4] + R[5] * x[5] + p[2] * w0 - p[0] * w2
-    out[5] = R[6] * x[3] + R[7] * x[4] + R[8] * x[5] + p[0] * w1 - p[1] * w0
-
-
-@njit(inline="always", **JIT)
 def _inertia_ad_sym(I, vw, X):
     """X = I ad_v + (I ad_v)^T for a rigid-body inertia I = [[Io, [h]], [[h]^T, m 1]] and
     v = (w, u), by 3x3 blocks: [[Io[w] - [w]Io + [h][u] + [u][h], [h x w] - m[u]],
@@ -653,12 +642,12 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
         c = dv[i]
         R = c[OR:OR + 9]
         pp = c[OP:OP + 3]
-        _Ad(R, pp, c[V:V + 6], vw[i])
-        _Ad(R, pp, c[A:A + 6], aw[i])
-        ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
+        se3_Ad(R, pp, c[V:V + 6], vw[i])
+        se3_Ad(R, pp, c[A:A + 6], aw[i])
+        se3_Ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
         vi, nv = mi[i, VI], mi[i, NV]
         for t in range(nv):
-            _Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
+            se3_Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
         Ii = Ic[i]
         rigid_congruence_add(R, pp, mI[i], Ii)
         mat_vec(Ii, vw[i], Hc[i], 6, False)
@@ -711,11 +700,11 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
             cv[r] = 0.0
             xv[r] = 0.0
             ev[r] = 0.0
-        ad_add(ss, vp, cv, 1.0)                 # c = [s, v_p]
-        ad_add(aw[p], ss, xv, 1.0)              # x = [a_p, s] - [v_p, c]
-        ad_add(vp, cv, xv, -1.0)
-        ad_add(vp, ss, ev, 1.0)                 # e = [v_p, s] + [v_K, s]
-        ad_add(vw[Kb], ss, ev, 1.0)
+        se3_ad_add(ss, vp, cv, 1.0)                 # c = [s, v_p]
+        se3_ad_add(aw[p], ss, xv, 1.0)              # x = [a_p, s] - [v_p, c]
+        se3_ad_add(vp, cv, xv, -1.0)
+        se3_ad_add(vp, ss, ev, 1.0)                 # e = [v_p, s] + [v_K, s]
+        se3_ad_add(vw[Kb], ss, ev, 1.0)
         for t in range(mi[Kb, VI], mi[end[Kb], VI] + mi[end[Kb], NV]):
             dq[t, s] = _dot6(P1[t], xv) + _dot6(P2[t], cv)
             dtv[t, s] = _dot6(P1[t], ev) - _dot6(P2[t], ss)
@@ -724,7 +713,7 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
             continue
         mat_vec(Ic[Kb], xv, yv, 6, False)
         mat_vec(Xi[Kb], cv, yv, 6, True)
-        ad_star_add(ss, Fw[Kb], yv, -1.0)
+        se3_ad_star_add(ss, Fw[Kb], yv, -1.0)
         mat_vec(Ic[Kb], ev, zv, 6, False)
         for r in range(6):
             acc = 0.0

@@ -10,8 +10,9 @@ from numba import njit
 from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, TMP2,
                      FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
                      BAD_MASK, OVERFLOW)
-from .spatial import (JIT, ad_inv, ad_inv_T_add, ad_add, ad_star_add, mat_vec, matT_vec,
-                      block_congruence_add, rigid_congruence_add, invert_spd)
+from .jit import JIT
+from .lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
+from .spatial import mat_vec, matT_vec, block_congruence_add, rigid_congruence_add, invert_spd
 from .joint_kinematics import joint_kinematics
 
 
@@ -33,7 +34,7 @@ def _velocities(mi, mc, mI, dv, dm, v, with_eta):
         c = dv[i]
         vi, nv = mi[i, VI], mi[i, NV]
         Vi = c[V:V + 6]
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], V:V + 6], Vi)
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], V:V + 6], Vi)
         Sq = c[TMP:TMP + 6]
         mat_vec(dm[i, MS], v[vi:vi + nv], Sq, nv, False)
         for k in range(6):
@@ -42,7 +43,7 @@ def _velocities(mi, mc, mI, dv, dm, v, with_eta):
             eta = c[ETA:ETA + 6]
             for k in range(6):
                 eta[k] = c[SDV + k]
-            ad_add(Vi, Sq, eta, 1.0)
+            se3_ad_add(Vi, Sq, eta, 1.0)
 
 
 @njit(inline="always", **JIT)
@@ -69,7 +70,7 @@ def rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext):
         c = dv[i]
         vi, nv = mi[i, VI], mi[i, NV]
         Ai = c[A:A + 6]
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], A:A + 6], Ai)
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], A:A + 6], Ai)
         mat_vec(dm[i, MS], a[vi:vi + nv], Ai, nv, True)
         for k in range(6):
             Ai[k] += c[ETA + k]
@@ -78,7 +79,7 @@ def rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext):
         mat_vec(mI[i], Ai, Fi, 6, False)
         IV = c[TMP:TMP + 6]
         mat_vec(mI[i], c[V:V + 6], IV, 6, False)
-        ad_star_add(c[V:V + 6], IV, Fi, -1.0)
+        se3_ad_star_add(c[V:V + 6], IV, Fi, -1.0)
         if use_fext:
             for k in range(6):
                 Fi[k] -= c[FEXT + k]
@@ -97,7 +98,7 @@ def backward_wrenches(mi, dv, dm, Fs, tau):
         matT_vec(dm[i, MS], Fs[i], tau[vi:vi + nv], nv, True)
         p = mi[i, P]
         if p > 0:
-            ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], Fs[i], Fs[p], 1.0)
+            se3_Ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], Fs[i], Fs[p], 1.0)
 
 
 @njit(**JIT)
@@ -147,7 +148,7 @@ def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
                     for r in range(6):
                         col[r] = Fc[r, k]
                         tmp[r] = 0.0
-                    ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
+                    se3_Ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
                     for r in range(6):
                         Fc[r, k] = tmp[r]
             j = pj
@@ -170,7 +171,7 @@ def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
         mat_vec(mI[i], c[V:V + 6], IV, 6, False)
         for k in range(6):
             Bh[k] = 0.0
-        ad_star_add(c[V:V + 6], IV, Bh, -1.0)
+        se3_ad_star_add(c[V:V + 6], IV, Bh, -1.0)
         if use_fext:
             for k in range(6):
                 Bh[k] -= c[FEXT + k]
@@ -233,7 +234,7 @@ def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
         if p > 0:
             block_congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, dm[p, MIH], dm[0, MTMP],
                                  dm[0, MD])
-            ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, dv[p, BH:BH + 6], 1.0)
+            se3_Ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, dv[p, BH:BH + 6], 1.0)
     return OK
 
 
@@ -295,7 +296,7 @@ def _hybrid_passes(mi, mc, mI, dv, dm, v, a, tau, presc, a_out, tau_out, failed,
         vi, nv = mi[i, VI], mi[i, NV]
         S = dm[i, MS]
         Ai = c[A:A + 6]
-        ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], A:A + 6], Ai)
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], dv[mi[i, P], A:A + 6], Ai)
         for k in range(6):
             Ai[k] += c[ETA + k]                              # A_i = X Vd_p + eta_i
         if presc[i]:
@@ -368,14 +369,14 @@ def jacobians(mi, mc, mI, dv, dm, v, Jb, Jd):
         for k in range(n):
             for r in range(6):
                 col[r] = Jb[p, r, k]
-            ad_inv(c[WR:WR + 9], c[WP:WP + 3], col, tmp)
+            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], col, tmp)
             for r in range(6):
                 Jb[i, r, k] = tmp[r]
                 col[r] = 0.0
-            ad_add(Sq, tmp, col, -1.0)
+            se3_ad_add(Sq, tmp, col, -1.0)
             for r in range(6):
                 tmp[r] = Jd[p, r, k]
-            ad_inv(c[WR:WR + 9], c[WP:WP + 3], tmp, tmp2)
+            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], tmp, tmp2)
             for r in range(6):
                 Jd[i, r, k] = tmp2[r] + col[r]
         for k in range(nv):

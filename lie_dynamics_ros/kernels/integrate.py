@@ -1,9 +1,8 @@
-"""Compiled Lie group integration: the SO(3)/SE(3) maps of ``lie.so3``/``lie.se3`` and whole
-fixed steps of ``simulate`` (stages, exponentials, update) in one call.
+"""Compiled Lie group integration: whole fixed steps of ``simulate`` (stages, exponentials,
+update) in one call, over the SO(3)/SE(3) twins of ``kernels/lie.py``.
 
-The group functions are the compiled twins of ``lie/`` (same formulas, same Taylor coefficients
-below the same angle ``so3._SMALL``; ``test/test_lie.py`` compares them on random inputs, near 0
-and near pi). Twists are angular first, as in ``lie.se3``.
+Kernel se(3) rows are angular first (Kim 2012); ``TS2Space`` passes its (angular, linear)
+copies straight in (``integrators/spaces.py``).
 
 The multibody steps integrate q' = q . v, v' = a(q, v) on Q x R^nv (``integrators/simulate.py``
 explains the right action and why dexp^-1 is taken at -sigma). Free joints carry the public
@@ -14,138 +13,18 @@ body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Dat
 import numpy as np
 from numba import njit
 
-from ..lie import so3 as _so3
 from . import joints as J
 from .dynamics import aba, hybrid
+from .jit import JIT
 from .layout import K, QI, VI, NQ, MIMIC, OK
-from .spatial import JIT
-
-_SMALL = _so3._SMALL
-_S1 = np.array(_so3._S1)        # sin t / t
-_G1 = np.array(_so3._G1)        # (1 - cos t) / t^2
-_G2 = np.array(_so3._G2)        # (t - sin t) / t^3
-_D2 = np.array(_so3._D2)        # (1 - (t/2) cot(t/2)) / t^2
-_D2T = np.array(_so3._D2T)      # its derivative / t
+from .lie import (cross, left_jacobian_apply, quat_exp, quat_multiply, quat_to_rot, se3_exp,
+                  se3_dexp_inv, so3_dexp_inv_apply)
 
 #: method codes of ``step`` / ``rollout``
 SEMI_IMPLICIT, RKMK, CF4 = 0, 1, 2
 
 
-# ----------------------------------------------------------------------------- SO(3) / SE(3)
-@njit(inline="always", **JIT)
-def _poly(c, x):
-    acc = 0.0
-    for k in range(c.shape[0] - 1, -1, -1):
-        acc = acc * x + c[k]
-    return acc
-
-
-@njit(**JIT)
-def exp_coeffs(t):
-    """(sin t/t, (1-cos t)/t^2, (t-sin t)/t^3) = ``so3.exp_coeffs``."""
-    if t < _SMALL:
-        x = t * t
-        return _poly(_S1, x), _poly(_G1, x), _poly(_G2, x)
-    s = np.sin(t)
-    h = np.sin(0.5 * t)
-    return s / t, 2.0 * h * h / (t * t), (t - s) / (t * t * t)
-
-
-@njit(**JIT)
-def inv_coeffs(t):
-    """(g2, g2'(t)/t) of dexp^-1 = ``so3.inv_coeffs`` (singular at 2 pi)."""
-    if t < _SMALL:
-        x = t * t
-        return _poly(_D2, x), _poly(_D2T, x)
-    h = 0.5 * t
-    s = np.sin(h)
-    cot = np.cos(h) / s
-    return (1.0 - h * cot) / (t * t), (-2.0 / t ** 3 + cot / (2.0 * t * t)
-                                       + 1.0 / (4.0 * t * s * s)) / t
-
-
-@njit(inline="always", **JIT)
-def _cross(a0, a1, a2, b0, b1, b2):
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
-@njit(**JIT)
-def so3_exp(w, R):
-    """R (3, 3) = exp([w]) (Rodrigues) = ``so3.exp``."""
-    t = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    A, B, _ = exp_coeffs(t)
-    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    for r in range(3):
-        for c in range(3):
-            W2 = W[r, 0] * W[0, c] + W[r, 1] * W[1, c] + W[r, 2] * W[2, c]
-            R[r, c] = (1.0 if r == c else 0.0) + A * W[r, c] + B * W2
-
-
-@njit(inline="always", **JIT)
-def left_jacobian_apply(w0, w1, w2, x0, x1, x2):
-    """J_l(w) x = x + B w x x + C w x (w x x) (``so3.left_jacobian(w) @ x``)."""
-    _, B, C = exp_coeffs(np.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
-    c0, c1, c2 = _cross(w0, w1, w2, x0, x1, x2)
-    d0, d1, d2 = _cross(w0, w1, w2, c0, c1, c2)
-    return x0 + B * c0 + C * d0, x1 + B * c1 + C * d1, x2 + B * c2 + C * d2
-
-
-@njit(**JIT)
-def se3_exp(xi, R, p):
-    """(R, p) = exp(xi), xi = (w, v) = ``se3.exp``: R = exp([w]), p = J_l(w) v."""
-    so3_exp(xi[:3], R)
-    p[0], p[1], p[2] = left_jacobian_apply(xi[0], xi[1], xi[2], xi[3], xi[4], xi[5])
-
-
-@njit(inline="always", **JIT)
-def quat_exp(w0, w1, w2):
-    """Unit quaternion (x, y, z, w) of exp(w) = ``so3.quat_exp``."""
-    t = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    k = 0.5 * _poly(_S1, 0.25 * t * t) if t < _SMALL else np.sin(0.5 * t) / t
-    return k * w0, k * w1, k * w2, np.cos(0.5 * t)
-
-
-@njit(inline="always", **JIT)
-def quat_mul(ax, ay, az, aw, bx, by, bz, bw):
-    """Hamilton product a*b in (x, y, z, w) = ``so3.quat_multiply``."""
-    cx, cy, cz = _cross(ax, ay, az, bx, by, bz)
-    return (aw * bx + bw * ax + cx, aw * by + bw * ay + cy, aw * bz + bw * az + cz,
-            aw * bw - (ax * bx + ay * by + az * bz))
-
-
-@njit(inline="always", **JIT)
-def so3_dexp_inv_apply(u0, u1, u2, x0, x1, x2):
-    """dexp_u^-1 x = x - u x x / 2 + g2 u x (u x x) (``so3.dexp_inv(u) @ x``)."""
-    g2, _ = inv_coeffs(np.sqrt(u0 * u0 + u1 * u1 + u2 * u2))
-    c0, c1, c2 = _cross(u0, u1, u2, x0, x1, x2)
-    d0, d1, d2 = _cross(u0, u1, u2, c0, c1, c2)
-    return x0 - 0.5 * c0 + g2 * d0, x1 - 0.5 * c1 + g2 * d1, x2 - 0.5 * c2 + g2 * d2
-
-
-@njit(**JIT)
-def se3_dexp_inv(U, V, out):
-    """out = dexp_U^-1 V on se(3), angular first (``se3.dexp_inv(U) @ V``): the closed form of
-    Celledoni et al. (2021, §2.3) with g1 = -1/2, g1~ = 0."""
-    A0, A1, A2, a0, a1, a2 = U[0], U[1], U[2], U[3], U[4], U[5]
-    B0, B1, B2, b0, b1, b2 = V[0], V[1], V[2], V[3], V[4], V[5]
-    g2, g2t = inv_coeffs(np.sqrt(A0 * A0 + A1 * A1 + A2 * A2))
-    rho = A0 * a0 + A1 * a1 + A2 * a2
-    AB0, AB1, AB2 = _cross(A0, A1, A2, B0, B1, B2)
-    AAB0, AAB1, AAB2 = _cross(A0, A1, A2, AB0, AB1, AB2)
-    aB0, aB1, aB2 = _cross(a0, a1, a2, B0, B1, B2)
-    Ab0, Ab1, Ab2 = _cross(A0, A1, A2, b0, b1, b2)
-    t10, t11, t12 = _cross(a0, a1, a2, AB0, AB1, AB2)
-    t20, t21, t22 = _cross(A0, A1, A2, aB0, aB1, aB2)
-    t30, t31, t32 = _cross(A0, A1, A2, Ab0, Ab1, Ab2)
-    out[0] = B0 - 0.5 * AB0 + g2 * AAB0
-    out[1] = B1 - 0.5 * AB1 + g2 * AAB1
-    out[2] = B2 - 0.5 * AB2 + g2 * AAB2
-    rg = rho * g2t
-    out[3] = b0 - 0.5 * (aB0 + Ab0) + rg * AAB0 + g2 * (t10 + t20 + t30)
-    out[4] = b1 - 0.5 * (aB1 + Ab1) + rg * AAB1 + g2 * (t11 + t21 + t31)
-    out[5] = b2 - 0.5 * (aB2 + Ab2) + rg * AAB2 + g2 * (t12 + t22 + t32)
-
-
+# ----------------------------------------------------------------------------- rows of se(3)
 @njit(**JIT)
 def se3_dexp_inv_rows(U, V, out):
     """``se3_dexp_inv`` on every row of (n, 6) arrays."""
@@ -157,16 +36,16 @@ def se3_dexp_inv_rows(U, V, out):
 def ts2_exp_act(X, Y, out):
     """The SE(3) adjoint action on TS^2, row by row (Celledoni et al. 2021, §5.1):
     (q, w) -> (A q, A w + a x A q) with (A, a) = exp(X[r]); X, Y, out (n, 6)."""
-    R = np.empty((3, 3))
+    R = np.empty(9)
     p = np.empty(3)
     for r in range(X.shape[0]):
         se3_exp(X[r], R, p)
         y = Y[r]
         o = out[r]
         for k in range(3):
-            o[k] = R[k, 0] * y[0] + R[k, 1] * y[1] + R[k, 2] * y[2]
-            o[3 + k] = R[k, 0] * y[3] + R[k, 1] * y[4] + R[k, 2] * y[5]
-        c0, c1, c2 = _cross(p[0], p[1], p[2], o[0], o[1], o[2])
+            o[k] = R[3 * k] * y[0] + R[3 * k + 1] * y[1] + R[3 * k + 2] * y[2]
+            o[3 + k] = R[3 * k] * y[3] + R[3 * k + 1] * y[4] + R[3 * k + 2] * y[5]
+        c0, c1, c2 = cross(p[0], p[1], p[2], o[0], o[1], o[2])
         o[3] += c0
         o[4] += c1
         o[5] += c2
@@ -187,21 +66,18 @@ def integrate_q(mi, q, dq, s, out):
             w0, w1, w2 = dq[vi + 3] * s, dq[vi + 4] * s, dq[vi + 5] * s
             x, y, z, w = q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6]
             n = np.sqrt(x * x + y * y + z * z + w * w)
-            x, y, z, w = x / n, y / n, z / n, w / n
+            R = np.empty(9)
+            quat_to_rot(x / n, y / n, z / n, w / n, R)
             j0, j1, j2 = left_jacobian_apply(w0, w1, w2, l0, l1, l2)
-            out[qi] = q[qi] + ((1.0 - 2.0 * (y * y + z * z)) * j0 + 2.0 * (x * y - z * w) * j1
-                               + 2.0 * (x * z + y * w) * j2)
-            out[qi + 1] = q[qi + 1] + (2.0 * (x * y + z * w) * j0
-                                       + (1.0 - 2.0 * (x * x + z * z)) * j1
-                                       + 2.0 * (y * z - x * w) * j2)
-            out[qi + 2] = q[qi + 2] + (2.0 * (x * z - y * w) * j0 + 2.0 * (y * z + x * w) * j1
-                                       + (1.0 - 2.0 * (x * x + y * y)) * j2)
+            for k in range(3):
+                out[qi + k] = q[qi + k] + (R[3 * k] * j0 + R[3 * k + 1] * j1 + R[3 * k + 2] * j2)
             ex, ey, ez, ew = quat_exp(w0, w1, w2)
             (out[qi + 3], out[qi + 4], out[qi + 5],
-             out[qi + 6]) = quat_mul(q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6], ex, ey, ez, ew)
+             out[qi + 6]) = quat_multiply(q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6],
+                                          ex, ey, ez, ew)
         elif kind == J.SPHERICAL:
             ex, ey, ez, ew = quat_exp(dq[vi] * s, dq[vi + 1] * s, dq[vi + 2] * s)
-            out[qi], out[qi + 1], out[qi + 2], out[qi + 3] = quat_mul(
+            out[qi], out[qi + 1], out[qi + 2], out[qi + 3] = quat_multiply(
                 q[qi], q[qi + 1], q[qi + 2], q[qi + 3], ex, ey, ez, ew)
         else:
             for k in range(mi[i, NQ]):
@@ -221,7 +97,7 @@ def _dexp_inv_right(mi, u, x, out, nv):
         if mi[i, MIMIC]:
             continue
         kind, vi = mi[i, K], mi[i, VI]
-        if kind == J.FREE:      # public (lin, ang) -> lie.se3's (ang, lin)
+        if kind == J.FREE:      # v's (lin, ang) block -> the kernel's (ang, lin)
             for k in range(3):
                 U[k], U[3 + k] = -u[vi + 3 + k], -u[vi + k]
                 X[k], X[3 + k] = x[vi + 3 + k], x[vi + k]

@@ -8,38 +8,9 @@ from numba import njit
 
 from .layout import (P0, R0, AX, AX2, MULT, OFF, WR, WP, SDV, MS, MSD, K, QI, VI, NV, MIMIC,
                      OK, NONFINITE, BAD_QUATERNION)
-from .spatial import JIT
 from . import joints as J
-
-
-@njit(inline="always", **JIT)
-def _axis_rot(a0, a1, a2, th, Rj):
-    """Rj = exp([a] th) for a unit axis a (Rodrigues), row-major."""
-    s = np.sin(th)
-    c = 1.0 - np.cos(th)
-    Rj[0] = 1.0 - c * (a1 * a1 + a2 * a2)
-    Rj[1] = -s * a2 + c * a0 * a1
-    Rj[2] = s * a1 + c * a0 * a2
-    Rj[3] = s * a2 + c * a0 * a1
-    Rj[4] = 1.0 - c * (a0 * a0 + a2 * a2)
-    Rj[5] = -s * a0 + c * a1 * a2
-    Rj[6] = -s * a1 + c * a0 * a2
-    Rj[7] = s * a0 + c * a1 * a2
-    Rj[8] = 1.0 - c * (a0 * a0 + a1 * a1)
-
-
-@njit(inline="always", **JIT)
-def _quat_rot(x, y, z, w, Rj):
-    """Rj from a unit quaternion (x, y, z, w)."""
-    Rj[0] = 1.0 - 2.0 * (y * y + z * z)
-    Rj[1] = 2.0 * (x * y - z * w)
-    Rj[2] = 2.0 * (x * z + y * w)
-    Rj[3] = 2.0 * (x * y + z * w)
-    Rj[4] = 1.0 - 2.0 * (x * x + z * z)
-    Rj[5] = 2.0 * (y * z - x * w)
-    Rj[6] = 2.0 * (x * z - y * w)
-    Rj[7] = 2.0 * (y * z + x * w)
-    Rj[8] = 1.0 - 2.0 * (x * x + y * y)
+from .jit import JIT
+from .lie import quat_to_rot, so3_exp
 
 
 @njit(inline="always", **JIT)
@@ -88,7 +59,7 @@ def joint_kinematics(mi, mc, dv, dm, q, v):
             if mi[i, MIMIC] == 1:
                 x = mult * x + k_[OFF]
             if kind == J.REVOLUTE:
-                _axis_rot(a0, a1, a2, x, Rj)
+                so3_exp(a0 * x, a1 * x, a2 * x, Rj)
                 S[0, 0], S[1, 0], S[2, 0] = mult * a0, mult * a1, mult * a2
             else:
                 for k in range(9):
@@ -101,10 +72,10 @@ def joint_kinematics(mi, mc, dv, dm, q, v):
             x, y, z, w, ok = _unit_quat(q, k0)
             if not ok:
                 return BAD_QUATERNION
-            _quat_rot(x, y, z, w, Rj)
+            quat_to_rot(x, y, z, w, Rj)
             if kind == J.FREE:
                 pj0, pj1, pj2 = q[qi], q[qi + 1], q[qi + 2]
-                # public v = (v_lin, w): the one place the free joint permutes (conventions.py)
+                # v holds (v_lin, w) publicly; S maps it onto the kernels' (w, v) rows
                 for k in range(3):
                     S[3 + k, k] = 1.0
                     S[k, 3 + k] = 1.0
@@ -113,7 +84,7 @@ def joint_kinematics(mi, mc, dv, dm, q, v):
                     S[k, k] = 1.0
         elif kind == J.PLANAR:
             th = q[qi + 2]
-            _axis_rot(a0, a1, a2, th, Rj)
+            so3_exp(a0 * th, a1 * th, a2 * th, Rj)
             e0, e1, e2 = k_[AX2], k_[AX2 + 1], k_[AX2 + 2]
             f0, f1, f2 = a1 * e2 - a2 * e1, a2 * e0 - a0 * e2, a0 * e1 - a1 * e0
             pj0 = q[qi] * e0 + q[qi + 1] * f0
@@ -135,8 +106,8 @@ def joint_kinematics(mi, mc, dv, dm, q, v):
             b0, b1, b2 = k_[AX2], k_[AX2 + 1], k_[AX2 + 2]
             R1 = np.empty(9)
             R2 = np.empty(9)
-            _axis_rot(a0, a1, a2, q[qi], R1)
-            _axis_rot(b0, b1, b2, q[qi + 1], R2)
+            so3_exp(a0 * q[qi], a1 * q[qi], a2 * q[qi], R1)
+            so3_exp(b0 * q[qi + 1], b1 * q[qi + 1], b2 * q[qi + 1], R2)
             for r in range(3):
                 for cc in range(3):
                     Rj[3 * r + cc] = (R1[3 * r] * R2[cc] + R1[3 * r + 1] * R2[3 + cc]

@@ -1,7 +1,8 @@
 """Joint kinds understood by the compiled kernels.
 
 A joint of kind ``k`` moves its child body by ``T(q) = T_origin * T_k(q)`` and has the motion
-subspace ``S(q)`` (6 x nv, Kim's angular-first order, in the child frame) with ``T^-1 dT = S dq``.
+subspace ``S(q)`` (6 x nv, the kernels' angular-first order, in the child frame) with
+``T^-1 dT = S dq``.
 """
 REVOLUTE = 1      # axis a:   T = (exp([a] q), 0),           S = (a, 0)
 PRISMATIC = 2     # axis a:   T = (1, a q),                   S = (0, a)

@@ -1,71 +1,14 @@
-"""Compiled spatial-algebra primitives on 6-vectors, Kim's order (angular, linear).
+"""Compiled 6x6 linear algebra of the recursions, in the kernels' order (angular, linear):
+small matrix-vector products, the inertia congruences X^T I X and an SPD inverse.
 
 ``R`` is a row-major 9-vector and ``p`` a 3-vector: the pose T = (R, p) of a child frame in its
-parent. X = Ad_{T^-1} maps parent twists to the child frame (Kim eq. 37); X^T = Ad*_{T^-1}
-maps child wrenches to the parent (Kim eq. 42).
+parent; X = Ad_{T^-1} (``kernels/lie.py``) maps parent twists to the child frame (Kim eq. 37).
 """
 import numpy as np
 from numba import njit
 
-JIT = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
-
-
-@njit(inline="always", **JIT)
-def ad_inv(R, p, x, out):
-    """out = Ad_{T^-1} x = (R^T w, R^T (v + w x p)). ``out`` must not alias ``x``."""
-    w0, w1, w2 = x[0], x[1], x[2]
-    u0 = x[3] + w1 * p[2] - w2 * p[1]
-    u1 = x[4] + w2 * p[0] - w0 * p[2]
-    u2 = x[5] + w0 * p[1] - w1 * p[0]
-    out[0] = R[0] * w0 + R[3] * w1 + R[6] * w2
-    out[1] = R[1] * w0 + R[4] * w1 + R[7] * w2
-    out[2] = R[2] * w0 + R[5] * w1 + R[8] * w2
-    out[3] = R[0] * u0 + R[3] * u1 + R[6] * u2
-    out[4] = R[1] * u0 + R[4] * u1 + R[7] * u2
-    out[5] = R[2] * u0 + R[5] * u1 + R[8] * u2
-
-
-@njit(inline="always", **JIT)
-def ad_inv_T_add(R, p, f, out, s):
-    """out += s * Ad*_{T^-1} f = s * (R m + p x (R f), R f)."""
-    m0 = R[0] * f[0] + R[1] * f[1] + R[2] * f[2]
-    m1 = R[3] * f[0] + R[4] * f[1] + R[5] * f[2]
-    m2 = R[6] * f[0] + R[7] * f[1] + R[8] * f[2]
-    g0 = R[0] * f[3] + R[1] * f[4] + R[2] * f[5]
-    g1 = R[3] * f[3] + R[4] * f[4] + R[5] * f[5]
-    g2 = R[6] * f[3] + R[7] * f[4] + R[8] * f[5]
-    out[0] += s * (m0 + p[1] * g2 - p[2] * g1)
-    out[1] += s * (m1 + p[2] * g0 - p[0] * g2)
-    out[2] += s * (m2 + p[0] * g1 - p[1] * g0)
-    out[3] += s * g0
-    out[4] += s * g1
-    out[5] += s * g2
-
-
-@njit(inline="always", **JIT)
-def ad_add(V, x, out, s):
-    """out += s * ad_V x = s * (w x x1, v x x1 + w x x2)."""
-    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
-    a0, a1, a2, b0, b1, b2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    out[0] += s * (w1 * a2 - w2 * a1)
-    out[1] += s * (w2 * a0 - w0 * a2)
-    out[2] += s * (w0 * a1 - w1 * a0)
-    out[3] += s * (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1)
-    out[4] += s * (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2)
-    out[5] += s * (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0)
-
-
-@njit(inline="always", **JIT)
-def ad_star_add(V, y, out, s):
-    """out += s * ad*_V y, with ad*_V = ad_V^T: (-w x m - v x f, -w x f) (Kim eq. 29)."""
-    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
-    m0, m1, m2, f0, f1, f2 = y[0], y[1], y[2], y[3], y[4], y[5]
-    out[0] -= s * (w1 * m2 - w2 * m1 + v1 * f2 - v2 * f1)
-    out[1] -= s * (w2 * m0 - w0 * m2 + v2 * f0 - v0 * f2)
-    out[2] -= s * (w0 * m1 - w1 * m0 + v0 * f1 - v1 * f0)
-    out[3] -= s * (w1 * f2 - w2 * f1)
-    out[4] -= s * (w2 * f0 - w0 * f2)
-    out[5] -= s * (w0 * f1 - w1 * f0)
+from .jit import JIT
+from .lie import se3_Ad_inv, se3_Ad_inv_T_add
 
 
 @njit(inline="always", **JIT)
@@ -104,7 +47,7 @@ def congruence_add(R, p, I, out, col, tmp):
         for r in range(6):
             col[r] = 0.0
         col[k] = 1.0
-        ad_inv(R, p, col, tmp)                 # tmp = X e_k
+        se3_Ad_inv(R, p, col, tmp)                 # tmp = X e_k
         for r in range(6):
             acc = 0.0
             for c in range(6):
@@ -112,7 +55,7 @@ def congruence_add(R, p, I, out, col, tmp):
             col[r] = acc                       # col = I X e_k
         for r in range(6):
             tmp[r] = 0.0
-        ad_inv_T_add(R, p, col, tmp, 1.0)      # tmp = X^T I X e_k
+        se3_Ad_inv_T_add(R, p, col, tmp, 1.0)      # tmp = X^T I X e_k
         for r in range(6):
             out[r, k] += tmp[r]
 

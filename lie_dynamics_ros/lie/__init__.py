@@ -1,4 +1,5 @@
-"""Lie-group primitives in Kim's (2012) angular-first order: ``so3`` and ``se3``."""
+"""Lie-group primitives ``so3`` and ``se3``; 6-vectors in the public order (linear, angular),
+wrenches (force, torque) (docs/conventions.md)."""
 from . import se3, so3
 
 __all__ = ["so3", "se3"]

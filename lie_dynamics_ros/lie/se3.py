@@ -1,8 +1,11 @@
-"""SE(3) / se(3) in Kim's (2012) ANGULAR-FIRST order: twist xi = (w, v), wrench F = (m, f).
+"""SE(3) / se(3) in the public order: twist xi = (v, w) (linear, angular), wrench F = (f, m)
+(force, torque), as ROS Twist/Wrench and Pinocchio. The same order as ``ldr.body_jacobian``.
 
-T = (R, p) as a 4x4 matrix is the pose of frame {b} in frame {a} (Kim writes T_ab: {a} -> {b}).
-Ad* := Ad^T and ad* := ad^T (Kim 2012, eqs. 8, 29).  dexp is right-trivialised:
-d/dt exp(u) = hat(dexp_u u') exp(u),  dexp_u = sum_k ad_u^k/(k+1)!.
+Kim (2012) writes these operators angular first; each one below is his matrix with its two
+3-blocks of rows and of columns swapped (the compiled kernels keep his order:
+``lie_dynamics_ros/conventions.py``). T = (R, p) as a 4x4 matrix is the pose of frame {b} in
+frame {a} (Kim writes T_ab: {a} -> {b}). Ad* := Ad^T and ad* := ad^T (Kim 2012, eqs. 8, 29).
+dexp is right-trivialised: d/dt exp(u) = hat(dexp_u u') exp(u),  dexp_u = sum_k ad_u^k/(k+1)!.
 """
 import numpy as np
 
@@ -11,17 +14,17 @@ from .so3 import _mat, _vec
 
 
 def hat(xi):
-    """xi = (w, v) -> [[ [w], v ], [0, 0]] (4x4, Kim eq 5)."""
+    """xi = (v, w) -> [[ [w], v ], [0, 0]] (4x4, Kim eq 5)."""
     xi = _vec(xi, 6, "xi")
     X = np.zeros((4, 4))
-    X[:3, :3], X[:3, 3] = so3.hat(xi[:3]), xi[3:]
+    X[:3, :3], X[:3, 3] = so3.hat(xi[3:]), xi[:3]
     return X
 
 
 def vee(X):
     """Inverse of hat."""
     X = _mat(X, (4, 4), "X")
-    return np.concatenate([so3.vee(X[:3, :3]), X[:3, 3]])
+    return np.concatenate([X[:3, 3], so3.vee(X[:3, :3])])
 
 
 def make(R, p):
@@ -39,14 +42,14 @@ def _Rp(T):
 def exp(xi):
     """exp(hat(xi)) = (exp(w), J_l(w) v) (closed form, series near 0)."""
     xi = _vec(xi, 6, "xi")
-    return make(so3.exp(xi[:3]), so3.left_jacobian(xi[:3]) @ xi[3:])
+    return make(so3.exp(xi[3:]), so3.left_jacobian(xi[3:]) @ xi[:3])
 
 
 def log(T):
-    """xi with exp(xi) = T, |w| <= pi: w = so3.log(R), v = J_l(w)^-1 p."""
+    """xi = (v, w) with exp(xi) = T, |w| <= pi: w = so3.log(R), v = J_l(w)^-1 p."""
     R, p = _Rp(T)
     w = so3.log(R)
-    return np.concatenate([w, so3.left_jacobian_inv(w) @ p])
+    return np.concatenate([so3.left_jacobian_inv(w) @ p, w])
 
 
 def inv(T):
@@ -64,20 +67,20 @@ def compose(*Ts):
 
 
 def Ad(T):
-    """Ad_T = [[R, 0], [[p]R, R]] (Kim eq 7); hat(Ad_T xi) = T hat(xi) T^-1 (eq 6)."""
+    """Ad_T = [[R, [p]R], [0, R]] (Kim eq 7, blocks swapped); hat(Ad_T xi) = T hat(xi) T^-1."""
     R, p = _Rp(T)
     A = np.zeros((6, 6))
     A[:3, :3] = A[3:, 3:] = R
-    A[3:, :3] = so3.hat(p) @ R
+    A[:3, 3:] = so3.hat(p) @ R
     return A
 
 
 def Ad_inv(T):
-    """Ad_{T^-1} = [[R^T, 0], [-R^T[p], R^T]] without inverting T."""
+    """Ad_{T^-1} = [[R^T, -R^T[p]], [0, R^T]] without inverting T."""
     R, p = _Rp(T)
     A = np.zeros((6, 6))
     A[:3, :3] = A[3:, 3:] = R.T
-    A[3:, :3] = -R.T @ so3.hat(p)
+    A[:3, 3:] = -R.T @ so3.hat(p)
     return A
 
 
@@ -87,43 +90,43 @@ def Ad_star(T):
 
 
 def ad(xi):
-    """ad_xi = [[[w], 0], [[v], [w]]] (Kim eq 27, Park eq 6)."""
+    """ad_xi = [[[w], [v]], [0, [w]]] (Kim eq 27, Park eq 6, blocks swapped)."""
     xi = _vec(xi, 6, "xi")
     A = np.zeros((6, 6))
-    A[:3, :3] = A[3:, 3:] = so3.hat(xi[:3])
-    A[3:, :3] = so3.hat(xi[3:])
+    A[:3, :3] = A[3:, 3:] = so3.hat(xi[3:])
+    A[:3, 3:] = so3.hat(xi[:3])
     return A
 
 
 def ad_star(xi):
-    """ad*_xi := ad_xi^T = [[-[w], -[v]], [0, -[w]]] (Kim eq 29)."""
+    """ad*_xi := ad_xi^T = [[-[w], 0], [-[v], -[w]]] (Kim eq 29, blocks swapped)."""
     return ad(xi).T
 
 
 def bracket(x, y):
-    """[x, y] = ad_x y = (w1 x w2, w1 x v2 - w2 x v1)."""
+    """[x, y] = ad_x y = (w1 x v2 - w2 x v1, w1 x w2)."""
     x, y = _vec(x, 6, "x"), _vec(y, 6, "y")
     out = np.empty(6)
-    out[:3] = so3.cross(x[:3], y[:3])
-    out[3:] = so3.cross(x[:3], y[3:]) - so3.cross(y[:3], x[3:])
+    out[:3] = so3.cross(x[3:], y[:3]) - so3.cross(y[3:], x[:3])
+    out[3:] = so3.cross(x[3:], y[3:])
     return out
 
 
 def _phi_ad(xi, g1, g2, g1t, g2t):
     """Matrix of phi(ad_xi) with phi(0) = 1 from g1, g2, g1~, g2~ (Celledoni et al. 2021, §2.3)."""
-    HA, Ha = so3.hat(xi[:3]), so3.hat(xi[3:])
-    rho = xi[:3] @ xi[3:]
+    HA, Ha = so3.hat(xi[3:]), so3.hat(xi[:3])
+    rho = xi[3:] @ xi[:3]
     HA2 = HA @ HA
     M = np.zeros((6, 6))
     M[:3, :3] = M[3:, 3:] = np.eye(3) + g1 * HA + g2 * HA2
-    M[3:, :3] = g1 * Ha + rho * (g1t * HA + g2t * HA2) + g2 * (Ha @ HA + HA @ Ha)
+    M[:3, 3:] = g1 * Ha + rho * (g1t * HA + g2t * HA2) + g2 * (Ha @ HA + HA @ Ha)
     return M
 
 
 def dexp(xi):
-    """dexp_xi = sum ad^k/(k+1)! = [[J_l(w), 0], [Q, J_l(w)]] in closed form (series near 0)."""
+    """dexp_xi = sum ad^k/(k+1)! = [[J_l(w), Q], [0, J_l(w)]] in closed form (series near 0)."""
     xi = _vec(xi, 6, "xi")
-    t = np.linalg.norm(xi[:3])
+    t = np.linalg.norm(xi[3:])
     _, g1, g2 = so3.exp_coeffs(t)
     return _phi_ad(xi, g1, g2, *so3.exp_coeffs_d(t))
 
@@ -134,13 +137,14 @@ def dexp_inv(xi, order=None):
     xi = _vec(xi, 6, "xi")
     if order is not None:
         return so3.series(ad(xi), order)
-    g2, g2t = so3.inv_coeffs(np.linalg.norm(xi[:3]))
+    g2, g2t = so3.inv_coeffs(np.linalg.norm(xi[3:]))
     return _phi_ad(xi, -0.5, g2, 0.0, g2t)
 
 
 # --------------------------------------------------------------------------- inertia
 def spatial_inertia(mass, com, I_com, R_com=None):
-    """6x6 inertia about the body origin (Kim eq 22): [[R Ic R^T + m[p]^T[p], m[p]], [m[p]^T, m 1]].
+    """6x6 inertia about the body origin, acting on (v, w) twists (Kim eq 22, blocks swapped):
+    [[m 1, m[p]^T], [m[p], R Ic R^T + m[p]^T[p]]], as Pinocchio's ``Inertia.matrix()``.
 
     com = p: COM position in the body frame; I_com: 3x3 rotational inertia about the COM in the
     COM frame, whose orientation in the body frame is R_com (identity if None).
@@ -150,8 +154,8 @@ def spatial_inertia(mass, com, I_com, R_com=None):
     R = np.eye(3) if R_com is None else _mat(R_com, (3, 3), "R_com")
     P = so3.hat(p)
     I = np.zeros((6, 6))
-    I[:3, :3] = R @ Ic @ R.T + m * P.T @ P
-    I[:3, 3:], I[3:, :3], I[3:, 3:] = m * P, m * P.T, m * np.eye(3)
+    I[3:, 3:] = R @ Ic @ R.T + m * P.T @ P
+    I[3:, :3], I[:3, 3:], I[:3, :3] = m * P, m * P.T, m * np.eye(3)
     return I
 
 
@@ -169,9 +173,9 @@ def inertia_to_parameters(I):
     """6x6 inertia -> (m, mc_x, mc_y, mc_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz) (Pinocchio order,
     rotational inertia about the frame origin)."""
     I = _mat(I, (6, 6), "I")
-    J = 0.5 * (I[:3, :3] + I[:3, :3].T)
-    mc = so3.vee(I[:3, 3:])
-    m = np.trace(I[3:, 3:]) / 3.0
+    J = 0.5 * (I[3:, 3:] + I[3:, 3:].T)
+    mc = so3.vee(I[3:, :3])
+    m = np.trace(I[:3, :3]) / 3.0
     return np.array([m, *mc, J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]])
 
 
@@ -179,8 +183,8 @@ def parameters_to_inertia(pi):
     """Inverse of inertia_to_parameters."""
     m, cx, cy, cz, xx, xy, yy, xz, yz, zz = _vec(pi, 10, "pi")
     I = np.zeros((6, 6))
-    I[:3, :3] = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]
-    I[:3, 3:] = so3.hat([cx, cy, cz])
-    I[3:, :3] = I[:3, 3:].T
-    I[3:, 3:] = m * np.eye(3)
+    I[3:, 3:] = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]
+    I[3:, :3] = so3.hat([cx, cy, cz])
+    I[:3, 3:] = I[3:, :3].T
+    I[:3, :3] = m * np.eye(3)
     return I

@@ -1,9 +1,13 @@
-"""SO(3) / so(3): hat, exp, log, Jacobians, dexp, quaternions (x, y, z, w).
+"""SO(3) / so(3): hat, exp, log, Jacobians, dexp, quaternions (x, y, z, w), URDF roll-pitch-yaw.
+
+Rotation vectors w are 3-vectors; the 6-vector order of ``se3`` (linear, angular) does not
+arise here.
 
 dexp is right-trivialised (Celledoni et al. 2021, §2.2, eq. 7):
 d/dt exp(u) = [dexp_u(u')] exp(u),  dexp_u = sum_k ad_u^k / (k+1)!,  so dexp = left Jacobian.
 Closed forms switch to Taylor series for angles below ``_SMALL`` (where they cancel digits).
 """
+import math
 from fractions import Fraction
 from math import comb, factorial
 
@@ -52,6 +56,16 @@ def _dz(c):
 
 
 _G1T, _G2T, _D2T = _dz(_G1), _dz(_G2), _dz(_D2)
+
+#: the angle below which ``exp_coeffs``/``inv_coeffs`` use their series (the compiled twins too)
+SMALL_ANGLE = _SMALL
+
+
+def series_coefficients():
+    """Taylor coefficients (in t^2) of sin t/t, (1-cos t)/t^2, (t-sin t)/t^3,
+    (1-(t/2)cot(t/2))/t^2 and of the last one's derivative / t: the compiled twins use the same
+    numbers (``kernels/lie.py``)."""
+    return tuple(np.array(c) for c in (_S1, _G1, _G2, _D2, _D2T))
 
 
 def _poly(c, x):
@@ -249,3 +263,24 @@ def quat_log(q):
     n = np.linalg.norm(v)
     t = 2.0 * np.arctan2(n, q[3])
     return v * (t / n if n > 0.0 else 2.0 / q[3])
+
+
+# --------------------------------------------------------------------------- roll-pitch-yaw
+def from_rpy(rpy):
+    """URDF/SDF rpy (fixed axes X, then Y, then Z): R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    r, p, y = rpy
+    cr, sr, cp, sp = math.cos(r), math.sin(r), math.cos(p), math.sin(p)
+    cy, sy = math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def to_rpy(R):
+    """(roll, pitch, yaw) with from_rpy(to_rpy(R)) = R; yaw = 0 at pitch = +-pi/2 (gimbal lock)."""
+    p = math.asin(max(-1.0, min(1.0, -R[2, 0])))
+    if abs(R[2, 0]) < 1 - 1e-12:
+        r, y = math.atan2(R[2, 1], R[2, 2]), math.atan2(R[1, 0], R[0, 0])
+    else:
+        r, y = math.atan2(-R[1, 2], R[1, 1]), 0.0
+    return (r, p, y)

@@ -13,6 +13,7 @@ from . import joint_types as JT
 from .bounds import MAX_INERTIA, MAX_LENGTH, MAX_MASS, MAX_MIMIC, check_range
 from .model import Model, JointInfo
 from ..errors import URDFError
+from ..conventions import matrix_to_internal
 from ..lie import se3
 
 
@@ -284,5 +285,5 @@ def _assemble(b, root, order, by_child):
                                        limits=(j.lower, j.upper, j.effort, j.velocity),
                                        child_link=j.child))
     frames = {ln: (bi, T) for ln, (bi, T) in body_of.items()}
-    return Model(b.name, kernel_joints, inertia, frames, qn, vn,
-                 total_mass=float(sum(I[5, 5] for I in b.links.values())))
+    return Model(b.name, kernel_joints, matrix_to_internal(inertia), frames, qn, vn,
+                 total_mass=float(sum(I[0, 0] for I in b.links.values())))

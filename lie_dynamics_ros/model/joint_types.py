@@ -72,8 +72,8 @@ class General:
     """Any joint given by its kinematics (Kim §2: T(q), S(q) = [T^-1 dT/dq_k], Sdot).
 
     ``T(q) -> 4x4`` pose of the child in the joint origin frame, ``S(q) -> (6, nv)``, and
-    ``Sdot(q, v) -> (6, nv)``, all in Kim's (2012) angular-first order. ``nq == nv`` (q
-    integrates as a vector). Evaluated in Python, so slower than the built-in kinds.
+    ``Sdot(q, v) -> (6, nv)``, rows in the public (linear, angular) order of ``lie.se3``.
+    ``nq == nv`` (q integrates as a vector). Evaluated in Python, so slower than the built-in kinds.
     """
     nq: int = 1
     T: Optional[Callable] = None

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from .urdf import rpy_to_matrix
-from ..conventions import SWAP6
+from ..conventions import matrix_to_internal, to_internal
 from ..errors import InputError, URDFError
 from ..lie import se3
+from ..lie.so3 import from_rpy
 
 #: kind -> number of constraint rows
 KIND_ROWS = {"weld": 6, "revolute": 5, "spherical": 3, "prismatic": 5}
@@ -105,7 +105,7 @@ class LoopClosure:
 
 def _pose(xyz, rpy):
     T = np.eye(4)
-    T[:3, :3], T[:3, 3] = rpy_to_matrix(rpy), xyz
+    T[:3, :3], T[:3, 3] = from_rpy(rpy), xyz
     return T
 
 
@@ -333,11 +333,11 @@ def loop_tables_for(model, loops):
     nl = len(loops)
     rows = np.array([[a.row, b.row] for a, b in sides], dtype=np.int64).reshape(nl, 2)
     Toff = np.array([[a.T, b.T] for a, b in sides], dtype=float).reshape(nl, 2, 4, 4)
-    Xoff = np.array([[se3.Ad_inv(a.T), se3.Ad_inv(b.T)] for a, b in sides],
-                    dtype=float).reshape(nl, 2, 6, 6)
-    P_seeds = tuple(_read_only(np.ascontiguousarray(Pi[:, SWAP6])) for Pi in P)
+    Xoff = matrix_to_internal(np.array([[se3.Ad_inv(a.T), se3.Ad_inv(b.T)] for a, b in sides],
+                                       dtype=float).reshape(nl, 2, 6, 6))
+    P_seeds = tuple(_read_only(np.ascontiguousarray(to_internal(Pi))) for Pi in P)
     return LoopTables(loops, sides, P, tuple(offsets), n, _read_only(rows), _read_only(Toff),
-                      _read_only(Xoff), P_seeds)
+                      _read_only(np.ascontiguousarray(Xoff)), P_seeds)
 
 
 def loop_tables(model):

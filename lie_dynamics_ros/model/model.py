@@ -7,6 +7,7 @@ import numpy as np
 
 from ..kernels import joints as J
 from . import joint_types as JT
+from ..conventions import matrix_to_public
 from ..errors import InputError
 from ..kernels import layout as L
 from .bounds import MAX_GRAVITY
@@ -182,8 +183,9 @@ class Model:
 
     @property
     def inertias(self):
-        """(njoints, 6, 6) spatial inertias of the moving bodies, Kim's order, body frames."""
-        return self._inertia[1:]
+        """(njoints, 6, 6) spatial inertias of the moving bodies in their body frames, acting on
+        (linear, angular) twists as ``lie.se3.spatial_inertia``."""
+        return _frozen_array(matrix_to_public(self._inertia[1:]))
 
     def joint(self, name):
         """The ``JointInfo`` of a moving joint (mimic joints included)."""

@@ -31,34 +31,12 @@ from . import joint_types as JT
 from .builder import ModelBuilder
 from .loops import LoopClosure
 from ..errors import SDFError, URDFError
+from ..lie import se3
+from ..lie.so3 import from_rpy, to_rpy
 
 
 _JOINTS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
            "ball": "spherical", "fixed": "weld"}
-
-
-def _rpy(r, p, y):
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-def _inv(T):
-    Ti = np.eye(4)
-    Ti[:3, :3] = T[:3, :3].T
-    Ti[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-    return Ti
-
-
-def _rpy_of(R):
-    """URDF/SDF roll-pitch-yaw of a rotation matrix."""
-    p = math.asin(max(-1.0, min(1.0, -R[2, 0])))
-    if abs(R[2, 0]) < 1 - 1e-12:
-        r, y = math.atan2(R[2, 1], R[2, 2]), math.atan2(R[1, 0], R[0, 0])
-    else:
-        r, y = math.atan2(-R[1, 2], R[1, 1]), 0.0
-    return (r, p, y)
 
 
 def _floats(text, n, what, el_name):
@@ -106,7 +84,7 @@ class _Scope:
                 raise SDFError(f"{name}: <pose rotation_format=...> is not covered", name)
             rel = el.get("relative_to") or default
             vals = _floats(el.text, 6, f"<pose> of {name!r}", name)
-            X[:3, :3], X[:3, 3] = _rpy(*vals[3:]), vals[:3]
+            X[:3, :3], X[:3, 3] = from_rpy(vals[3:]), vals[:3]
         T = self.pose(rel, name) @ X
         self.busy.discard(name)
         self.world[name] = T
@@ -193,7 +171,7 @@ def load_sdf(source, floating_base=False, model=None):
         if pe.get("relative_to") not in (None, "", "world"):
             raise SDFError(f"model {name!r}: <pose relative_to> must be the world", name)
         v = _floats(pe.text, 6, f"<pose> of model {name!r}", name)
-        mp[:3, :3], mp[:3, 3] = _rpy(*v[3:]), v[:3]
+        mp[:3, :3], mp[:3, 3] = from_rpy(v[3:]), v[:3]
     scope, links, joints = _Scope(mp), [], []
     _collect(top, "", scope, links, joints)
     if not links:
@@ -295,8 +273,8 @@ def load_sdf(source, floating_base=False, model=None):
             if pe.get("relative_to") not in (None, "", ln):
                 raise SDFError(f"link {ln!r}: <inertial><pose relative_to> is not covered", ln)
             v = _floats(pe.text, 6, f"link {ln!r} <inertial><pose>", ln)
-            Ti[:3, :3], Ti[:3, 3] = _rpy(*v[3:]), v[:3]
-        T = _inv(body[ln]) @ X[ln] @ Ti                 # inertial frame in the body frame
+            Ti[:3, :3], Ti[:3, 3] = from_rpy(v[3:]), v[:3]
+        T = se3.inv(body[ln]) @ X[ln] @ Ti                 # inertial frame in the body frame
         mass = float(_floats(ine.findtext("mass") or "1", 1, f"link {ln!r} <mass>", ln)[0])
         ie = ine.find("inertia")
         vals = {}
@@ -325,7 +303,7 @@ def load_sdf(source, floating_base=False, model=None):
                 if t is not None:
                     val = _floats(t, 1, f"joint {jn!r} <limit><{k}>", jn)[0]
                     lim[k] = np.inf if (k in ("effort", "velocity") and val < 0) else val
-        origin = _inv(body[par]) @ XJ[jn]
+        origin = se3.inv(body[par]) @ XJ[jn]
         try:
             b.add_joint(jn, joint, None if par == "world" else par, ch, origin, None,
                         lim["lower"], lim["upper"], lim["effort"], lim["velocity"])
@@ -343,8 +321,8 @@ def load_sdf(source, floating_base=False, model=None):
             raise SDFError(f"joint {jn!r}: a closure to the world is not covered; make the world "
                            "joint part of the tree", jn)
         a, _ = axis_of(jn, el)
-        Ta = _inv(body[par]) @ XJ[jn]
-        Tb = _inv(body[ch]) @ XJ[jn]
-        loops.append(LoopClosure(jn, _JOINTS[jt], par, ch, Ta[:3, 3], _rpy_of(Ta[:3, :3]),
-                                 Tb[:3, 3], _rpy_of(Tb[:3, :3]), a))
+        Ta = se3.inv(body[par]) @ XJ[jn]
+        Tb = se3.inv(body[ch]) @ XJ[jn]
+        loops.append(LoopClosure(jn, _JOINTS[jt], par, ch, Ta[:3, 3], to_rpy(Ta[:3, :3]),
+                                 Tb[:3, 3], to_rpy(Tb[:3, :3]), a))
     return m.with_loops(loops) if loops else m

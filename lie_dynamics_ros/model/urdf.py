@@ -18,21 +18,13 @@ from . import joint_types as JT
 from .bounds import MAX_ANGLE
 from .builder import ModelBuilder
 from ..errors import InputError, URDFError
+from ..lie.so3 import from_rpy
 from ..resources import bundled_urdf
 
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _WITH_AXIS = ("revolute", "continuous", "prismatic", "planar")     # urdfdom reads no other axis
 _XACRO_NS = "{http://www.ros.org/wiki/xacro}"
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
-
-
-def rpy_to_matrix(rpy):
-    """URDF rpy (fixed axes X, then Y, then Z): R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def read_robot(source):
@@ -173,7 +165,7 @@ class _Where:
         if max(map(abs, rpy)) > MAX_ANGLE:
             raise self.error(f'<origin rpy="{el.get("rpy")}">: angles beyond the sane bound '
                              f"{MAX_ANGLE:g} rad")
-        T[:3, :3], T[:3, 3] = rpy_to_matrix(rpy), xyz
+        T[:3, :3], T[:3, 3] = from_rpy(rpy), xyz
         return T
 
 
