@@ -62,6 +62,19 @@ class Param:
         typed_value(self, self.default)
 
 
+def schema(*tables: List[Param]) -> List[Param]:
+    """One node's whole table: ``tables`` concatenated in order; ValueError naming a
+    parameter that two of them declare."""
+    out, seen = [], set()
+    for t in tables:
+        for p in t:
+            if p.name in seen:
+                raise ValueError("parameter %s is declared twice" % p.name)
+            seen.add(p.name)
+            out.append(p)
+    return out
+
+
 def typed_value(spec: Param, value):
     """A value as rclpy gives it (None: not set) -> the typed value; ValueError naming the
     parameter when it has the wrong type or breaks a constraint."""

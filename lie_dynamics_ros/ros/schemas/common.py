@@ -1,7 +1,7 @@
 """The parameter groups several nodes share: the robot model's source, the spin loop, and
 the torque guard and input pipeline of the commanding nodes (docs/safety.md)."""
-from lie_dynamics_ros.ros.node_common import positive_number
 from lie_dynamics_ros.ros.parameters import Param
+from lie_dynamics_ros.ros.schemas.checks import positive_number
 from lie_dynamics_ros.safety.guard import FALLBACKS
 from lie_dynamics_ros.safety.inputs import MISSING_POLICIES
 
@@ -17,7 +17,7 @@ MODEL_SOURCE = [
           "the working directory, or a file name in the package's urdf/ folder."),
 ]
 
-#: every node started by ``node_common.run_node`` (ros/spin.py)
+#: every node: the spin loop (ros/spin.py)
 SPIN = [
     Param("executor", "wait_set", "string",
           "Spin loop: wait_set (joint_states straight from a wait set, the rest through "
