@@ -45,7 +45,8 @@ PARAMS = [
     Param("max_dt", 0.05, "double",
           "Longest time step (s) integrated by the adaptation; longer gaps do not adapt."),
     Param("joints", [], "string_array",
-          "Element order of effort_controller/commands; default the model's joint order.",
+          "Element order of effort_controller/commands (every joint once); default the "
+          "model's joint order.",
           read_only=True),
     Param("publish_command_array", True, "bool",
           "Publish effort_controller/commands (Float64MultiArray, forward_command_controller)."),
