@@ -125,9 +125,10 @@ def make_guard(model, p, gravity_fn):
 class GuardedCommands:
     """Mixin for the commanding nodes.
 
-    The node provides ``self.p`` (with the tables ``GUARD`` and ``INPUTS``), ``self.rt`` (None or an object with
-    ``guard``, ``model``), ``self.dropped``, ``self._send(tau, stamp_ns)`` (publish on every
-    command output) and ``self._guard_enabled()``. ``_start_guard()`` creates the watchdog
+    The node provides ``self.p`` (its values, the tables ``GUARD`` and ``INPUTS`` among
+    them), ``self.rt`` (None or an object with ``guard``, ``model``), ``self.dropped``,
+    ``self._send(tau, stamp_ns)`` (publish on every command output) and
+    ``self._guard_enabled()``. ``_start_guard()`` creates the watchdog
     and the diagnostics timer; ``on_shutdown()`` (called by ``run_node``) sends the final zero.
     """
 
