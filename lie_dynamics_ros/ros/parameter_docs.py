@@ -76,7 +76,8 @@ def _constraints(spec):
 
 
 def _cell(text):
-    return text.replace("|", "\\|")
+    # "<limit effort>" in a description would read as an HTML tag
+    return text.replace("|", "\\|").replace("<", "&lt;")
 
 
 def markdown_table(params) -> str:

@@ -7,10 +7,10 @@ from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS, MODEL_SOURCE, SPI
 PARAMS = [
     Param("lambda_gains", [], "double_array",
           "Lambda (1/s): v_r = v_d - Lambda e. One value for every joint or one per joint "
-          "(model order). >= 0. Empty: from the gains file, else 10.",
+          "(model order). Empty: from the gains file, else 10.",
           min=0.0),
     Param("kd_gains", [], "double_array",
-          "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. >= 0. "
+          "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. "
           "Empty: from the gains file, else 20.", min=0.0),
     Param("gamma_gains", [], "double_array",
           "Gamma (> 0) of theta_hat_dot = -Gamma Y^T s: one value, 10 values (per parameter "
