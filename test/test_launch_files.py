@@ -177,13 +177,13 @@ def test_bringup_runs_the_same_graphs_as_the_launch_files(launch):
 
 
 def _declared_parameters():
-    """{node name: parameters it declares} for the three nodes (default node names)."""
-    from lie_dynamics_ros.ros import (adaptive_controller_node, forward_dynamics_node,
-                                      inverse_dynamics_node)
-    common = {"robot_description", "urdf_path", "use_sim_time"}
-    return {"forward_dynamics": {p.name for p in forward_dynamics_node.PARAMS} | common,
-            "inverse_dynamics": {p.name for p in inverse_dynamics_node.PARAMS} | common,
-            "adaptive_controller": {p.name for p in adaptive_controller_node.PARAMS} | common}
+    """{node name: parameters it declares} for the three nodes (default node names): its
+    schema, and rclpy's use_sim_time."""
+    from lie_dynamics_ros.ros.schemas import adaptive_controller, inverse_dynamics, simulator
+    return {name: {p.name for p in schema.SCHEMA} | {"use_sim_time"}
+            for name, schema in (("forward_dynamics", simulator),
+                                 ("inverse_dynamics", inverse_dynamics),
+                                 ("adaptive_controller", adaptive_controller))}
 
 
 def test_every_node_of_the_launch_files_has_its_parameters_checked(launch):

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from lie_dynamics_ros.ros import parameter_docs as pd
-from lie_dynamics_ros.ros.node_common import positive_number, three_values
+from lie_dynamics_ros.ros.schemas.checks import positive_number, three_values
 from lie_dynamics_ros.ros.parameters import Param, descriptor, typed_value
 from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS, MODEL_SOURCE, SPIN
 

@@ -16,11 +16,6 @@ ALLOWED = {
     ("lie_dynamics_ros/precompile.py", "_cache"):
         "numba's Dispatcher._cache (numba has no public API for the cache index path); the "
         "name only collides with ros/conversions.py's own _cache",
-    ("lie_dynamics_ros/ros/command_guard.py", "_q"):
-        "carry_over copies the velocity filter's state; being reworked in parallel, it is to "
-        "call VelocityEstimator.continue_from instead",
-    ("lie_dynamics_ros/ros/command_guard.py", "_t_ns"): "as _q",
-    ("lie_dynamics_ros/ros/command_guard.py", "_v"): "as _q",
 }
 
 

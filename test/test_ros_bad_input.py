@@ -224,4 +224,5 @@ def test_bad_parameter_values_stop_the_node_with_a_message(capsys):
     rc = inverse_dynamics_node.main(["id", "--ros-args", "-p", "gravity:=[1.0, 2.0]"])
     assert rc == 1 and "gravity" in capsys.readouterr().err
     rc = forward_dynamics_node.main(["fd", "--ros-args", "-p", "integrator:=no_such_method"])
-    assert rc == 1 and "unknown integrator" in capsys.readouterr().err
+    assert rc == 1 and "parameter integrator: 'no_such_method' is not one of" in (
+        capsys.readouterr().err)

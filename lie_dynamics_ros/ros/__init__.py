@@ -3,11 +3,16 @@
 - ``conversions``: JointState / Float64MultiArray / JointTrajectory <-> arrays, validation
   (no rclpy import; testable without a ROS graph);
 - ``model_source``: robot model from the ``robot_description`` parameter, ``urdf_path`` or the
-  ``robot_description`` topic, and typed parameter declaration;
+  ``robot_description`` topic;
+- ``parameters``: typed parameters (``Param``), their validation and descriptors, and the one
+  update protocol (``Parameters``: declare, on-set check, post-set apply);
+- ``schemas``: one parameter table per node (``SCHEMA``) and the shared groups (model source,
+  spin loop, torque guard, inputs); ``parameter_docs`` writes the docs tables from them;
 - ``node_common``: what the nodes share (console-script ``run_node`` with the one SIGINT/SIGTERM
-  handling, parameter validators, throttled warnings, kernel warm-up);
-- ``command_guard``: the torque guard's parameters, input pipeline, watchdog, diagnostics and
-  final zero of the commanding nodes (the state machine is ``lie_dynamics_ros.safety``);
+  handling, throttled warnings, kernel warm-up);
+- ``spin``: the spin loop (joint_states straight from a wait set, SCHED_FIFO);
+- ``command_guard``: the input pipeline, watchdog, diagnostics and final zero of the
+  commanding nodes (the state machine is ``lie_dynamics_ros.safety``);
 - the nodes (console scripts of the same names): ``inverse_dynamics_node`` (RNEA torques),
   ``forward_dynamics_node`` (the simulator), ``adaptive_controller_node`` (adaptive Slotine-Li
   control, docs/control.md) and ``external_torque_observer_node`` (contact detection);

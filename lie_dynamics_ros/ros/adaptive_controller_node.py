@@ -27,9 +27,9 @@ from std_srvs.srv import SetBool, Trigger
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GuardedCommands, StatePipeline,
                                                 carry_over, guard_config)
-from lie_dynamics_ros.ros.model_source import Parameters
 from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, warm_up
-from lie_dynamics_ros.ros.schemas.adaptive_controller import PARAMS
+from lie_dynamics_ros.ros.parameters import Parameters
+from lie_dynamics_ros.ros.schemas.adaptive_controller import SCHEMA
 from lie_dynamics_ros.runtime.adaptive import GAIN_PARAMS, REBUILD, AdaptiveRuntime
 
 
@@ -50,7 +50,7 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
     def __init__(self, node_name="adaptive_controller", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self)
-        self.p = self.params.declare(PARAMS)
+        self.p = self.params.declare(SCHEMA)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
         self.runtime = AdaptiveRuntime(self.p)
         self.dropped = self.clamped = 0

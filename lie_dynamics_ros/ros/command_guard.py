@@ -13,17 +13,14 @@ from trajectory_msgs.msg import JointTrajectory
 
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.model_source import ModelSource
-from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS
+# carry_over works on runtime setups, ROS-free; re-exported for the nodes
+from lie_dynamics_ros.runtime.commanding import carry_over  # noqa: F401
 from lie_dynamics_ros.safety import (GuardConfig, JointStateMerger, LimitMonitor, TorqueGuard,
                                      VelocityEstimator)
 from lie_dynamics_ros.safety.inputs import broadcast_values
 
 #: commands are published reliably, as forward_command_controller subscribes
 COMMAND_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-
-#: the parameter tables (ros/schemas/common.py), under the names the node schemas import
-GUARD_PARAMS = GUARD
-INPUT_PARAMS = INPUTS
 
 
 def guard_config(p) -> GuardConfig:
@@ -120,15 +117,6 @@ class StatePipeline:
         self.stamps.accept(stamp_ns)
 
 
-def carry_over(new, old):
-    """A runtime rebuilt for the same robot (new gains, gravity, input policy) continues the
-    old one: the guard's state, the stamp monitor, the velocity filter."""
-    new.guard.continue_from(old.guard)
-    new.inputs.stamps = old.inputs.stamps
-    e, o = new.inputs.estimator, old.inputs.estimator
-    e._q, e._t_ns, e._v = o._q, o._t_ns, o._v
-
-
 def make_guard(model, p, gravity_fn):
     """TorqueGuard of ``model`` with the node's parameters and effort limits."""
     return TorqueGuard(cv.finite_limits(model.effort_limits), gravity_fn, guard_config(p))
@@ -137,9 +125,10 @@ def make_guard(model, p, gravity_fn):
 class GuardedCommands:
     """Mixin for the commanding nodes.
 
-    The node provides ``self.p`` (GUARD_PARAMS), ``self.rt`` (None or an object with
-    ``guard``, ``model``), ``self.dropped``, ``self._send(tau, stamp_ns)`` (publish on every
-    command output) and ``self._guard_enabled()``. ``_start_guard()`` creates the watchdog
+    The node provides ``self.p`` (its values, the tables ``GUARD`` and ``INPUTS`` among
+    them), ``self.rt`` (None or an object with ``guard``, ``model``), ``self.dropped``,
+    ``self._send(tau, stamp_ns)`` (publish on every command output) and
+    ``self._guard_enabled()``. ``_start_guard()`` creates the watchdog
     and the diagnostics timer; ``on_shutdown()`` (called by ``run_node``) sends the final zero.
     """
 

@@ -25,9 +25,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import ModelSource, Parameters
+from lie_dynamics_ros.ros.model_source import ModelSource
 from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node
-from lie_dynamics_ros.ros.schemas.external_torque_observer import PARAMS
+from lie_dynamics_ros.ros.parameters import Parameters
+from lie_dynamics_ros.ros.schemas.external_torque_observer import SCHEMA
 from lie_dynamics_ros.runtime.observer import REBUILD, ObserverRuntime
 
 
@@ -37,8 +38,7 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
     def __init__(self, node_name="external_torque_observer", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self)
-        self.p = self.params.declare(PARAMS)
-        self.params.listen(self._check, self._apply)
+        self.p = self.params.declare(SCHEMA)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
         self.runtime = ObserverRuntime(self.p.torque_source)
         self.dropped = 0
@@ -47,7 +47,9 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
         self.est_pub = self.create_publisher(JointState, "external_torque_estimate", 10)
         self.contact_pub = self.create_publisher(Bool, "contact", 10)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.source = ModelSource(self, self._set_model)   # compiles before subscribing
+        # compiles before subscribing; its listener first: a new model before new gains
+        self.source = ModelSource(self, self._set_model, parameters=self.params, listen=True)
+        self.params.listen(self._check, self._apply)
         self.hot_subscription = self.create_subscription(
             JointState, "joint_states", self._on_state, qos_profile_sensor_data)
         self.create_subscription(JointState, "joint_torques", self._on_torques, 10)

@@ -22,10 +22,11 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from lie_dynamics_ros.ros import conversions as cv
-from lie_dynamics_ros.ros.model_source import (ModelSource, declare_parameters,
-                                               resolve_urdf_path, transient_local_qos)
+from lie_dynamics_ros.ros.model_source import (ModelSource, resolve_urdf_path,
+                                               transient_local_qos)
 from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, warm_up
-from lie_dynamics_ros.ros.schemas.simulator import PARAMS
+from lie_dynamics_ros.ros.parameters import Parameters
+from lie_dynamics_ros.ros.schemas.simulator import SCHEMA
 from lie_dynamics_ros.runtime.simulation import NO_MODEL, SimulationRuntime
 
 
@@ -35,7 +36,8 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
 
     def __init__(self, node_name="forward_dynamics", drive="timer", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.p = declare_parameters(self, PARAMS, on_change=self._on_params)
+        self.params = Parameters(self)
+        self.p = self.params.declare(SCHEMA)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
         self.runtime = SimulationRuntime(
             self.p, log=self._log, clock_ns=lambda: self.get_clock().now().nanoseconds,
@@ -49,9 +51,9 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
                                                      transient_local_qos())
         self._origin = self._description = None     # of the model in use
         # the model (and the kernels' compilation) before any subscription
-        self.source = ModelSource(self, self._set_model)
+        self.source = ModelSource(self, self._set_model, parameters=self.params, listen=True)
         self._describe()
-        self.add_post_set_parameters_callback(self._describe)
+        self.params.listen(apply=self._on_params)     # after the source's: the model is in
         self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  self._on_array_command, 10)
         # the answer a lockstep simulation waits for: served straight from a wait set
@@ -87,14 +89,14 @@ class ForwardDynamicsNode(ThrottledWarnings, Node):
             self.index, self._origin = cv.JointIndex(model.joint_names), origin
         return reason
 
-    def _on_params(self, names):
+    def _on_params(self, names, _prepared):
         self.throttle.period_s = self.p.log_throttle_sec
         self.runtime.reconfigure(names)
+        self._describe()
 
-    def _describe(self, _params=None):
+    def _describe(self):
         """robot_description: the XML or urdf_path file of the model in use; a model from
-        the topic is not echoed back to it. After a set, whatever order rclpy runs the
-        callbacks in: ``origin`` is the one handed to ``_set_model``."""
+        the topic is not echoed back to it. ``origin`` is the one handed to ``_set_model``."""
         origin = self._origin or ""
         if origin == "parameter robot_description":
             text = self.get_parameter("robot_description").value

@@ -18,9 +18,9 @@ from std_msgs.msg import Float64MultiArray
 from lie_dynamics_ros.ros import conversions as cv
 from lie_dynamics_ros.ros.command_guard import (COMMAND_QOS, GuardedCommands, StatePipeline,
                                                 carry_over, guard_config)
-from lie_dynamics_ros.ros.model_source import Parameters
 from lie_dynamics_ros.ros.node_common import ThrottledWarnings, run_node, warm_up
-from lie_dynamics_ros.ros.schemas.inverse_dynamics import PARAMS
+from lie_dynamics_ros.ros.parameters import Parameters
+from lie_dynamics_ros.ros.schemas.inverse_dynamics import SCHEMA
 from lie_dynamics_ros.runtime.inverse_dynamics import REBUILD, InverseDynamicsRuntime
 
 
@@ -32,7 +32,7 @@ class InverseDynamicsNode(GuardedCommands, ThrottledWarnings, Node):
     def __init__(self, node_name="inverse_dynamics", **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self)
-        self.p = self.params.declare(PARAMS)
+        self.p = self.params.declare(SCHEMA)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
         self.runtime = InverseDynamicsRuntime()
         self.dropped = 0       # rejected messages, for tests and diagnostics

@@ -20,9 +20,7 @@ from typing import Any, Callable, Optional
 
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-# typed parameters live in ros/parameters.py; re-exported for the nodes that import them here
-from lie_dynamics_ros.ros.parameters import (Param, Parameters,  # noqa: F401
-                                             declare_parameters)
+from lie_dynamics_ros.ros.parameters import Parameters
 from lie_dynamics_ros.ros.schemas.common import MODEL_SOURCE
 # per-robot parameter files live in the core (the runtimes read them); re-exported here
 from lie_dynamics_ros.runtime.config_files import read_parameters, robot_config_file  # noqa: F401
@@ -89,11 +87,12 @@ class ModelSource:
 
     def __init__(self, node, on_model: Callable[[Any, str], Optional[str]],
                  topic: str = "robot_description", parameters: Optional[Parameters] = None,
-                 start: bool = True):
-        """The two parameters are declared through ``parameters`` (the node's
-        ``Parameters``, whose check/apply then handle run-time changes with
-        ``load_staged``/``adopted``), else through a ``Parameters`` of its own that listens
-        with ``on_model`` as its check."""
+                 start: bool = True, listen: Optional[bool] = None):
+        """The two parameters belong to ``parameters`` (the node's ``Parameters``, which
+        declares them here unless its schema already did), else to a ``Parameters`` of its
+        own. ``listen`` (default: only with its own): run-time changes go through this
+        object's listener, ``on_model`` vetting the new model in the check stage; without
+        it the node's own check/apply handle them with ``load_staged``/``adopted``."""
         self.node = node
         self.on_model = on_model
         self.topic = topic
@@ -102,8 +101,9 @@ class ModelSource:
         self._sub = None
         own = parameters is None
         self.parameters = Parameters(node) if own else parameters
-        self.params = self.parameters.declare(self.PARAMS)
-        if own:
+        self.params = self.parameters.declare(
+            [p for p in self.PARAMS if p.name not in self.parameters.specs])
+        if own if listen is None else listen:
             self.parameters.listen(self._check, self._apply)
         if start:
             self.start()

@@ -1,5 +1,4 @@
-"""What the three nodes share: the console-script ``main``, parameter validators and
-throttled warnings.
+"""What the nodes share: the console-script ``main`` and throttled warnings.
 
 - ``run_node(cls, name, args)``: ``rclpy.init``, spin ``cls()`` (``spin.make_spinner``: the
   node's ``hot_subscription`` straight from a wait set; the parameters ``SPIN``),
@@ -8,9 +7,6 @@ throttled warnings.
 - ``warm_up(node, fn)``: compile the kernels before subscribing, logged when the cache is cold.
 - ``spin_until(executor, cond, timeout_s)``: spin until ``cond()`` or a deadline (in-process
   graphs: ``ldr_bringup``, the demo, the soak test).
-- Validators for ``Param(check=...)`` (``ros/parameters.py``), for what ``min``/``max`` and
-  ``choices`` cannot say: each takes the typed value and returns None or a reason string; the
-  first line of its docstring is the constraint the docs show.
 - ``ThrottledWarnings``: a mixin giving a node ``_warn(key, text)`` (at most once per
   ``self.throttle.period_s`` per key, with a count of suppressed repeats) and
   ``_drop(key, reason)`` (counts ``self.dropped`` and warns).
@@ -58,7 +54,7 @@ def run_node(cls, name, args=None) -> int:
     code = 0
     try:
         node = cls()
-        settings = spin_settings(node)       # SPIN declared once, read by both
+        settings = spin_settings(node)       # SPIN (in the node's schema), read once
         executor, spinner = make_spinner(node, settings)
         apply_realtime(node, settings)
         # start-up objects (numba, rclpy, the model: ~10^5) out of the collector's reach: a
@@ -116,38 +112,6 @@ def spin_until(executor, cond, timeout_s, step_s=0.002) -> bool:
             return False
         executor.spin_once(timeout_sec=step_s)
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# parameter validators (value -> None or a reason)
-
-
-def three_values(values):
-    """3 values (a vector in R^3)."""
-    return None if len(values) == 3 else "needs 3 values, got %d" % len(values)
-
-
-def positive_number(x):
-    """> 0."""
-    return None if x > 0 else "must be > 0"
-
-
-def nonnegative_number(x):
-    """>= 0."""
-    return None if x >= 0 else "must be >= 0"
-
-
-def positive_values(values):
-    """At least one value, each > 0."""
-    return (None if len(values) and all(x > 0 for x in values)
-            else "values must be > 0 (at least one)")
-
-
-def nonnegative_values(values):
-    """At least one value, each >= 0."""
-    if not len(values):
-        return "needs at least one value"
-    return None if all(x >= 0 for x in values) else "values must be >= 0"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,14 +17,19 @@ import sys
 
 from lie_dynamics_ros.ros.parameters import check_text, range_text
 
-_COMMON = "lie_dynamics_ros.ros.schemas.common"
+_SCHEMAS = "lie_dynamics_ros.ros.schemas."
 
-#: marker name -> the tables ("module:attribute") it shows, in this order
+#: marker name -> the tables ("module:attribute") it shows, in this order: the shared groups,
+#: and each node's own parameters (its SCHEMA adds the groups it uses)
 TABLES = {
-    "model_source": (_COMMON + ":MODEL_SOURCE",),
-    "spin": (_COMMON + ":SPIN",),
-    "guard": (_COMMON + ":GUARD",),
-    "inputs": (_COMMON + ":INPUTS",),
+    "model_source": (_SCHEMAS + "common:MODEL_SOURCE",),
+    "spin": (_SCHEMAS + "common:SPIN",),
+    "guard": (_SCHEMAS + "common:GUARD",),
+    "inputs": (_SCHEMAS + "common:INPUTS",),
+    "forward_dynamics": (_SCHEMAS + "simulator:PARAMS",),
+    "inverse_dynamics": (_SCHEMAS + "inverse_dynamics:PARAMS",),
+    "adaptive_controller": (_SCHEMAS + "adaptive_controller:PARAMS",),
+    "external_torque_observer": (_SCHEMAS + "external_torque_observer:PARAMS",),
 }
 
 _TYPES = {"bool": "bool", "int": "int", "double": "double", "string": "string",
@@ -71,7 +76,8 @@ def _constraints(spec):
 
 
 def _cell(text):
-    return text.replace("|", "\\|")
+    # "<limit effort>" in a description would read as an HTML tag
+    return text.replace("|", "\\|").replace("<", "&lt;")
 
 
 def markdown_table(params) -> str:

@@ -62,6 +62,19 @@ class Param:
         typed_value(self, self.default)
 
 
+def schema(*tables: List[Param]) -> List[Param]:
+    """One node's whole table: ``tables`` concatenated in order; ValueError naming a
+    parameter that two of them declare."""
+    out, seen = [], set()
+    for t in tables:
+        for p in t:
+            if p.name in seen:
+                raise ValueError("parameter %s is declared twice" % p.name)
+            seen.add(p.name)
+            out.append(p)
+    return out
+
+
 def typed_value(spec: Param, value):
     """A value as rclpy gives it (None: not set) -> the typed value; ValueError naming the
     parameter when it has the wrong type or breaks a constraint."""
@@ -189,8 +202,9 @@ class Parameters:
     nothing: neither the values nor the state built from them.
 
     ``declare(specs)`` declares and returns the namespace of typed values (``self.values``);
-    it may be called again later (e.g. ``SPIN`` by ``spin``). ``listen(check, apply)`` adds
-    a listener; every listener sees every update of these parameters:
+    it may be called again later (the nodes declare their whole ``SCHEMA`` at once).
+    ``listen(check, apply)`` adds a listener; every listener sees every update of these
+    parameters:
 
     - ``check(trial, names)``: ``trial`` is a copy of the values with the staged ones; returns
       ``(reason, prepared)``: a reason string refuses the whole update; ``prepared`` is any
@@ -282,12 +296,3 @@ class Parameters:
 
 def _key(params):
     return tuple((p.name, repr(p.value)) for p in params)
-
-
-def declare_parameters(node, specs: List[Param], on_change: Optional[Callable] = None):
-    """Declare ``specs`` on ``node`` and return a namespace of typed values; after a
-    successful change ``on_change(names)`` is called. (``Parameters`` with one listener.)"""
-    ps = Parameters(node)
-    values = ps.declare(specs)
-    ps.listen(apply=None if on_change is None else lambda names, _: on_change(names))
-    return values

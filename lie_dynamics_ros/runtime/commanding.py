@@ -1,5 +1,6 @@
 """What the commanding runtimes (inverse dynamics, adaptive control) share: the order of the
-command array, the torque guard of a model, and the pose their kernels are compiled at."""
+command array, the torque guard of a model, the state a rebuilt setup carries over, and the
+pose their kernels are compiled at."""
 import numpy as np
 
 import lie_dynamics_ros as ldr
@@ -24,6 +25,15 @@ def torque_guard(model, limits, config):
     """TorqueGuard of ``model`` (limits <= 0 read as none) whose ``gravity`` fallback is
     g(q) of that model. ValueError for an invalid GuardConfig."""
     return TorqueGuard(limits, lambda q: ldr.gravity_torques(model, q), config)
+
+
+def carry_over(new, old):
+    """A setup rebuilt for the same robot (new gains, gravity, input policy) continues the
+    old one: the guard's state, the stamp monitor, the velocity filter (``new.guard``,
+    ``new.inputs.stamps``, ``new.inputs.estimator`` and the same of ``old``)."""
+    new.guard.continue_from(old.guard)
+    new.inputs.stamps = old.inputs.stamps
+    new.inputs.estimator.continue_from(old.inputs.estimator)
 
 
 def rest_pose(model):

@@ -1,27 +1,22 @@
 """Parameters of adaptive_controller_node (node name adaptive_controller); docs/control.md."""
-from lie_dynamics_ros.ros.command_guard import GUARD_PARAMS, INPUT_PARAMS
-from lie_dynamics_ros.ros.model_source import Param
-from lie_dynamics_ros.ros.node_common import (nonnegative_number, nonnegative_values,
-                                              positive_values, three_values)
-
-
-def _unset_or(check):
-    return lambda values: None if not len(values) else check(values)
+from lie_dynamics_ros.ros.parameters import Param, schema
+from lie_dynamics_ros.ros.schemas.checks import empty_or_positive_values, three_values
+from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS, MODEL_SOURCE, SPIN
 
 
 PARAMS = [
     Param("lambda_gains", [], "double_array",
           "Lambda (1/s): v_r = v_d - Lambda e. One value for every joint or one per joint "
-          "(model order). >= 0. Empty: from the gains file, else 10.",
-          check=_unset_or(nonnegative_values)),
+          "(model order). Empty: from the gains file, else 10.",
+          min=0.0),
     Param("kd_gains", [], "double_array",
-          "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. >= 0. "
-          "Empty: from the gains file, else 20.", check=_unset_or(nonnegative_values)),
+          "K_D (N m s/rad): tau = Y theta_hat - K_D s. One value or one per joint. "
+          "Empty: from the gains file, else 20.", min=0.0),
     Param("gamma_gains", [], "double_array",
           "Gamma (> 0) of theta_hat_dot = -Gamma Y^T s: one value, 10 values (per parameter "
           "kind m, mc_xyz, Ixx Ixy Iyy Ixz Iyz Izz; repeated for each adapted body) or one per "
           "adapted parameter. Empty: from the gains file, else "
-          "[1, 0.1 x 3, 0.01 x 6].", check=_unset_or(positive_values)),
+          "[1, 0.1 x 3, 0.01 x 6].", check=empty_or_positive_values),
     Param("gains_file", "", "string",
           "YAML parameter file whose lambda_gains / kd_gains / gamma_gains are used for the "
           "gains not set as parameters; default: config/<urdf stem>_adaptive_gains.yaml of the "
@@ -50,16 +45,20 @@ PARAMS = [
     Param("max_dt", 0.05, "double",
           "Longest time step (s) integrated by the adaptation; longer gaps do not adapt."),
     Param("joints", [], "string_array",
-          "Element order of effort_controller/commands; default the model's joint order.",
+          "Element order of effort_controller/commands (every joint once); default the "
+          "model's joint order.",
           read_only=True),
     Param("publish_command_array", True, "bool",
           "Publish effort_controller/commands (Float64MultiArray, forward_command_controller)."),
     Param("publish_joint_torques", True, "bool", "Publish joint_torques (JointState)."),
     Param("monitor_decimation", 1, "int",
           "Publish ~/parameter_estimates and ~/tracking_error every this many states "
-          "(0: never).", check=nonnegative_number),
+          "(0: never).", min=0),
     Param("start_enabled", True, "bool", "Control from the start (else wait for ~/enable).",
           read_only=True),
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped messages, clamping)."),
-] + GUARD_PARAMS + INPUT_PARAMS
+]
+
+#: everything adaptive_controller_node declares
+SCHEMA = schema(MODEL_SOURCE, PARAMS, GUARD, INPUTS, SPIN)

@@ -1,7 +1,7 @@
 """The parameter groups several nodes share: the robot model's source, the spin loop, and
 the torque guard and input pipeline of the commanding nodes (docs/safety.md)."""
-from lie_dynamics_ros.ros.node_common import positive_number
 from lie_dynamics_ros.ros.parameters import Param
+from lie_dynamics_ros.ros.schemas.checks import positive_number
 from lie_dynamics_ros.safety.guard import FALLBACKS
 from lie_dynamics_ros.safety.inputs import MISSING_POLICIES
 
@@ -17,7 +17,7 @@ MODEL_SOURCE = [
           "the working directory, or a file name in the package's urdf/ folder."),
 ]
 
-#: every node started by ``node_common.run_node`` (ros/spin.py)
+#: every node: the spin loop (ros/spin.py)
 SPIN = [
     Param("executor", "wait_set", "string",
           "Spin loop: wait_set (joint_states straight from a wait set, the rest through "
@@ -31,11 +31,13 @@ SPIN = [
 #: the commanding nodes' torque guard (ros/command_guard.py, lie_dynamics_ros.safety)
 GUARD = [
     Param("state_timeout", 0.1, "double",
-          "Seconds without a valid joint state after which the fallback command is sent "
-          "(repeated every fallback_period until valid states return). 0 = never.", min=0.0),
+          "Seconds without a valid joint state (node clock, arrival time; counted from the "
+          "first valid state) after which the fallback command is sent (repeated every "
+          "fallback_period until valid states return). 0 = never.", min=0.0),
     Param("fallback", "zero", "string",
           "Command sent on a state timeout: 'zero' (all 0.0) or 'gravity' (g(q) at the last "
-          "valid state, for arms without brakes).", choices=FALLBACKS),
+          "valid state with the node's gravity, computed once when the timeout starts, "
+          "clamped, zero if not finite; for arms without brakes).", choices=FALLBACKS),
     Param("fallback_period", 0.1, "double", "Repeat period (s) of the fallback command.",
           check=positive_number),
     Param("max_torque_rate", 0.0, "double",
@@ -43,7 +45,9 @@ GUARD = [
           "stamps of the states they answer. 0 = off. The fallback and the final zero are not "
           "limited.", min=0.0),
     Param("clamp_efforts", True, "bool",
-          "Clip every command element to the effort limit; every clamp is counted."),
+          "Clip every command element to its effort limit, clip(tau, -e, e), never scaling "
+          "(e: the URDF <limit effort>, or effort_limits where the node has it); every clamp "
+          "is counted."),
     Param("diagnostics_period", 1.0, "double",
           "Period (s) of the diagnostic_msgs/DiagnosticArray on /diagnostics.",
           check=positive_number),

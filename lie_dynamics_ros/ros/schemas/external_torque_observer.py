@@ -1,7 +1,8 @@
 """Parameters of external_torque_observer_node (node name external_torque_observer);
 docs/ros.md."""
-from lie_dynamics_ros.ros.model_source import Param
-from lie_dynamics_ros.ros.node_common import positive_values, three_values
+from lie_dynamics_ros.ros.parameters import Param, schema
+from lie_dynamics_ros.ros.schemas.checks import positive_values, three_values
+from lie_dynamics_ros.ros.schemas.common import MODEL_SOURCE, SPIN
 from lie_dynamics_ros.runtime.observer import TORQUE_SOURCES
 
 PARAMS = [
@@ -14,9 +15,7 @@ PARAMS = [
     Param("torque_source", "command", "string",
           "command: joint_torques / effort_controller/commands; joint_states: the effort "
           "field of joint_states (a driver or simulator that reports applied torques).",
-          read_only=True,
-          check=lambda s: None if s in TORQUE_SOURCES else "must be one of %s"
-          % (TORQUE_SOURCES,)),
+          read_only=True, choices=TORQUE_SOURCES),
     Param("joints", [], "string_array",
           "Element order of effort_controller/commands; default: the model's joint order.",
           read_only=True),
@@ -25,3 +24,6 @@ PARAMS = [
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped messages)."),
 ]
+
+#: everything external_torque_observer_node declares
+SCHEMA = schema(MODEL_SOURCE, PARAMS, SPIN)

@@ -1,7 +1,7 @@
 """Parameters of inverse_dynamics_node (node name inverse_dynamics); docs/ros.md."""
-from lie_dynamics_ros.ros.command_guard import GUARD_PARAMS, INPUT_PARAMS
-from lie_dynamics_ros.ros.model_source import Param
-from lie_dynamics_ros.ros.node_common import three_values
+from lie_dynamics_ros.ros.parameters import Param, schema
+from lie_dynamics_ros.ros.schemas.checks import three_values
+from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS, MODEL_SOURCE, SPIN
 
 PARAMS = [
     Param("compensate_gravity", True, "bool",
@@ -24,4 +24,7 @@ PARAMS = [
           "Closed-loop mechanisms: the actuated joints. The node then publishes the torques of "
           "Kim's constrained inverse dynamics (zero on passive joints); the passive joints' "
           "velocities and accelerations follow from the closures."),
-] + GUARD_PARAMS + INPUT_PARAMS
+]
+
+#: everything inverse_dynamics_node declares
+SCHEMA = schema(MODEL_SOURCE, PARAMS, GUARD, INPUTS, SPIN)

@@ -1,7 +1,8 @@
 """Parameters of forward_dynamics_node (the simulator); semantics in docs/ros.md."""
-from lie_dynamics_ros.integrators.registry import unknown_integrator_reason
-from lie_dynamics_ros.ros.model_source import Param
-from lie_dynamics_ros.ros.node_common import nonnegative_number, positive_number, three_values
+from lie_dynamics_ros.integrators.registry import available_integrators
+from lie_dynamics_ros.ros.parameters import Param, schema
+from lie_dynamics_ros.ros.schemas.checks import positive_number, three_values
+from lie_dynamics_ros.ros.schemas.common import MODEL_SOURCE, SPIN
 from lie_dynamics_ros.runtime.simulation import START_MODES
 
 PARAMS = [
@@ -21,11 +22,11 @@ PARAMS = [
     Param("lockstep_timeout", 1.0, "double",
           "With lockstep: wall seconds to wait for the answer before stepping with the last "
           "command (the command watchdog then acts in simulation time); 0 waits forever.",
-          check=nonnegative_number),
+          min=0.0),
     Param("integrator", "semi_implicit", "string",
           "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
-          "a fixed-step method of lie_dynamics_ros.integrators (rkmk4, cf4, heun, ...).",
-          read_only=True, check=unknown_integrator_reason),
+          "a fixed-step method of lie_dynamics_ros.integrators.",
+          read_only=True, choices=available_integrators()),
     Param("loops_file", "", "string",
           "YAML file of loop closures added to the model's own (URDF <loop_joint> elements or "
           "the joints of an SDF that close cycles; docs/loops.md). A closed-loop model is "
@@ -43,15 +44,15 @@ PARAMS = [
           "wait_for_command: publish the initial state, held, until the first command "
           "arrives (or start_timeout passes), then integrate; immediate: integrate from the "
           "first tick (zero torque until a command arrives).", read_only=True,
-          check=lambda m: None if m in START_MODES else "must be one of %s" % (START_MODES,)),
+          choices=START_MODES),
     Param("start_timeout", 0.0, "double",
           "With start_mode wait_for_command: start integrating after this many seconds of "
           "wall time without a command (0 = wait for the first command).", read_only=True,
-          check=nonnegative_number),
+          min=0.0),
     Param("velocity_bound_factor", 100.0, "double",
           "Divergence check: a joint faster than this factor times its URDF velocity limit "
           "(1000 rad/s or m/s without one) stops the integration (0 disables; non-finite values "
-          "always do).", check=nonnegative_number),
+          "always do).", min=0.0),
     Param("enforce_position_limits", False, "bool",
           "Stop joints at their URDF position limits (inelastic: the velocity into the limit "
           "is set to zero). Off by default: the URDF limits are often the controller's, not "
@@ -77,3 +78,6 @@ PARAMS = [
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped commands, clamping, timing)."),
 ]
+
+#: everything forward_dynamics_node declares
+SCHEMA = schema(MODEL_SOURCE, PARAMS, SPIN)
