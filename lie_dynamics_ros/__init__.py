@@ -15,6 +15,7 @@ from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dyn
                                   gravity_torques, nonlinear_effects, coriolis_matrix)
 from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobian, kinetic_energy,
                                     potential_energy)
+from .algorithms.joint_friction import friction_torques
 from .algorithms.joint_order import JointOrder
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
@@ -45,7 +46,7 @@ __all__ = [
     "JointOrder", "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal",
     "General", "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix",
     "gravity_torques", "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose",
-    "body_jacobian", "kinetic_energy", "potential_energy", "integrate", "difference",
+    "body_jacobian", "kinetic_energy", "potential_energy", "friction_torques", "integrate", "difference",
     "neutral_configuration", "random_configuration", "simulate", "rollout", "Simulator",
     "SimulationDiverged", "MomentumObserver", "lie", "regressor", "inertial_parameters",
     "mass_matrix_time_derivative", "slotine_li_torques", "coriolis_matrix_ploen", "parameter_names",

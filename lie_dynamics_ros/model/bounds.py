@@ -15,6 +15,9 @@ MAX_LENGTH = 1e4        # m, any offset: joint origin, centre of mass
 MAX_ANGLE = 1e4         # rad, URDF rpy angles (published files stay within 2 pi)
 MAX_MIMIC = 1e4         # |multiplier| and |offset| of a mimic joint, chains composed
 MAX_GRAVITY = 1e4       # m/s^2, |gravity| (a neutron star's surface is ~1e12; no robot is there)
+MAX_DAMPING = 1e6       # N m s/rad (N s/m), viscous joint damping
+MAX_FRICTION = 1e6      # N m (N), Coulomb joint friction
+MAX_ARMATURE = 1e6      # kg m^2 (kg), reflected rotor inertia (gear ratio^2 x rotor inertia)
 
 
 def check_range(value, lo, hi, what, element, unit=""):

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import joint_types as JT
-from .bounds import MAX_INERTIA, MAX_LENGTH, MAX_MASS, MAX_MIMIC, check_range
+from .bounds import (MAX_DAMPING, MAX_FRICTION, MAX_INERTIA, MAX_LENGTH, MAX_MASS, MAX_MIMIC,
+                     check_range)
 from .model import Model, JointInfo
 from ..errors import URDFError
 from ..conventions import matrix_to_internal
@@ -29,6 +30,8 @@ class _Joint:
     upper: float = np.inf
     effort: float = np.inf
     velocity: float = np.inf
+    damping: float = 0.0   # viscous, N m s/rad (N s/m)
+    friction: float = 0.0  # Coulomb, N m (N)
 
 
 @dataclass
@@ -73,11 +76,12 @@ class ModelBuilder:
         self.links[name] = se3.spatial_inertia(mass, com, Ic, R)
 
     def add_joint(self, name, joint, parent, child, origin=None, mimic=None, lower=-np.inf,
-                  upper=np.inf, effort=np.inf, velocity=np.inf):
+                  upper=np.inf, effort=np.inf, velocity=np.inf, damping=0.0, friction=0.0):
         """Connect ``child`` to ``parent`` (None = the world). ``origin`` is a 4x4 pose of the
         joint frame in the parent link frame; ``mimic`` = (master, multiplier, offset).
         ``lower``/``upper`` may be infinite (no limit), never NaN; ``effort``/``velocity`` >= 0
-        (inf = no limit)."""
+        (inf = no limit). ``damping`` (viscous, N m s/rad) and ``friction`` (Coulomb, N m) are
+        the URDF's ``<dynamics>``: >= 0, per degree of freedom of the joint."""
         if not isinstance(name, str) or not name:
             raise URDFError(f"a joint name must be a non-empty string, got {name!r}", str(name))
         what = f"joint {name!r}"
@@ -113,7 +117,9 @@ class ModelBuilder:
             if not isinstance(joint, (JT.Revolute, JT.Prismatic)):
                 raise URDFError(f"{what}: only revolute and prismatic joints can mimic", name)
             mimic = _mimic(mimic, what, name)
-        self.joints.append(_Joint(name, joint, parent, child, T, mimic, *lim))
+        damping = check_range(damping, 0.0, MAX_DAMPING, f"{what}: damping", name, " N m s/rad")
+        friction = check_range(friction, 0.0, MAX_FRICTION, f"{what}: friction", name, " N m")
+        self.joints.append(_Joint(name, joint, parent, child, T, mimic, *lim, damping, friction))
 
     def build(self):
         if not self.links:
@@ -283,6 +289,7 @@ def _assemble(b, root, order, by_child):
         kernel_joints.append(JointInfo(j.name, r, j.joint, qi, vi, nq, nv, mimic=mimic,
                                        parent_row=pb, origin=origin,
                                        limits=(j.lower, j.upper, j.effort, j.velocity),
+                                       dynamics=(j.damping, j.friction),
                                        child_link=j.child))
     frames = {ln: (bi, T) for ln, (bi, T) in body_of.items()}
     return Model(b.name, kernel_joints, matrix_to_internal(inertia), frames, qn, vn,

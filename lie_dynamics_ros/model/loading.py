@@ -7,7 +7,7 @@ from .urdf import read_robot, tree_model
 from ..errors import URDFError
 
 
-def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
+def load_urdf(source, floating_base=False, inertia_check="error", loops=None, armature=None):
     """Build a Model from a URDF file path, XML text or bundled robot name ("arm7").
 
     ``floating_base=True`` attaches the root link to the world with a free SE(3) joint named
@@ -17,6 +17,10 @@ def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
     ``loops``: a list of ``LoopClosure`` (or dicts with the same fields), or a YAML file path or
     text (docs/loops.md). Closures in the URDF's ``<loop_joint>`` elements are always read; the
     model gets ``model.loops`` and ``model.nc`` (0 without closures).
+
+    ``armature``: reflected rotor inertia (kg m^2), which URDF has no tag for: a number for
+    every DOF, an (nv,) array or {joint name: value} (``Model.with_joint_dynamics``). Joint
+    damping and friction come from the URDF's ``<dynamics>``.
     """
     root = read_robot(source)
     model = tree_model(root, floating_base=floating_base, inertia_check=inertia_check)
@@ -26,6 +30,8 @@ def load_urdf(source, floating_base=False, inertia_check="error", loops=None):
             found += load_loops_yaml(loops)
         else:
             found += loops_from_data(list(loops), "loops")
+    if armature is not None:
+        model = model.with_joint_dynamics(armature=armature)
     try:
         return model.with_loops(found) if found else model
     except ValueError as e:

@@ -1,6 +1,6 @@
 """The immutable multibody model, stored as flat arrays for the compiled kernels."""
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import numpy as np
@@ -10,7 +10,7 @@ from . import joint_types as JT
 from ..conventions import matrix_to_public
 from ..errors import InputError
 from ..kernels import layout as L
-from .bounds import MAX_GRAVITY
+from .bounds import MAX_ARMATURE, MAX_DAMPING, MAX_FRICTION, MAX_GRAVITY
 from .data import Data
 
 
@@ -29,6 +29,7 @@ class JointInfo:
     origin: np.ndarray = None    # joint origin in the parent body frame (read-only)
     limits: tuple = (-np.inf, np.inf, np.inf, np.inf)   # lower, upper, effort, velocity
     child_link: str = ""
+    dynamics: tuple = (0.0, 0.0)  # URDF <dynamics>: damping (N m s/rad), friction (N m) per DOF
 
 
 def _frozen_array(a, dtype=None):
@@ -49,7 +50,7 @@ class Model:
     """
 
     def __init__(self, name, kernel_joints, inertia, frames, nq, nv, total_mass,
-                 gravity=(0.0, 0.0, -9.81), loops=()):
+                 gravity=(0.0, 0.0, -9.81), loops=(), armature=None):
         self.name = name
         self.joints = tuple(kernel_joints)
         self.frames = MappingProxyType(
@@ -70,6 +71,7 @@ class Model:
         self.has_general = bool(self.general_joints)
         self.mimic_joints = {j.name: j.mimic for j in self.joints if j.mimic is not None}
         self._limits(actuated)
+        self._joint_dynamics(armature)
         self._index_maps()
         self._inertia = _frozen_array(inertia, float)
         self._compile(_gravity_vector(gravity))
@@ -100,6 +102,21 @@ class Model:
                 lo[s], hi[s] = j.limits[0], j.limits[1]
         self.effort_limits, self.velocity_limits = _frozen_array(eff), _frozen_array(vel)
         self.lower_limits, self.upper_limits = _frozen_array(lo), _frozen_array(hi)
+
+    def _joint_dynamics(self, armature):
+        """(nv,) joint_damping, joint_friction (URDF <dynamics>; a mimic joint's act on its
+        master's DOF, scaled by its multiplier as the virtual work says: m^2 d and |m| f) and
+        armature (reflected rotor inertia, added to M's diagonal)."""
+        d, f = np.zeros(self.nv), np.zeros(self.nv)
+        for j in self.joints:
+            s = slice(j.v_index, j.v_index + j.nv)
+            m = 1.0 if j.mimic is None else j.mimic[1]
+            d[s] += m * m * j.dynamics[0]
+            f[s] += abs(m) * j.dynamics[1]
+        self.joint_damping, self.joint_friction = _frozen_array(d), _frozen_array(f)
+        self.armature = _frozen_array(
+            np.zeros(self.nv) if armature is None
+            else _per_dof(self, armature, "armature", MAX_ARMATURE, "kg m^2"))
 
     def _index_maps(self):
         """Index arrays that keep Python loops over joints out of the per-call paths."""
@@ -157,9 +174,36 @@ class Model:
             d = self._tls.data = Data(self)
             return d
 
-    def _rebuilt(self, gravity, loops):
-        return Model(self.name, self.joints, self._inertia, self.frames, self.nq, self.nv,
-                     self.total_mass, gravity=gravity, loops=loops)
+    def _rebuilt(self, gravity, loops, joints=None, armature=None):
+        return Model(self.name, self.joints if joints is None else joints, self._inertia,
+                     self.frames, self.nq, self.nv, self.total_mass, gravity=gravity,
+                     loops=loops, armature=self.armature if armature is None else armature)
+
+    def with_joint_dynamics(self, damping=None, friction=None, armature=None):
+        """A model with these joint terms instead of its own (None keeps them): viscous
+        ``damping`` (N m s/rad), Coulomb ``friction`` (N m), ``armature`` (reflected rotor
+        inertia, kg m^2). Each is a number for every DOF, an (nv,) array, or a dict
+        {joint name: value} (other joints keep theirs). Mimic joints keep their URDF terms."""
+        joints = list(self.joints)
+        for k, (what, values, bound, unit) in enumerate(
+                (("damping", damping, MAX_DAMPING, "N m s/rad"),
+                 ("friction", friction, MAX_FRICTION, "N m"))):
+            if values is None:
+                continue
+            current = self.joint_damping if k == 0 else self.joint_friction
+            per_dof = _per_dof(self, values, what, bound, unit, current)
+            for i, j in enumerate(joints):
+                if j.mimic is None:
+                    vals = np.unique(per_dof[j.v_index:j.v_index + j.nv])
+                    if vals.size > 1:
+                        raise InputError(f"joint {j.name!r}: one {what} value per joint, got "
+                                         f"{vals.tolist()} for its {j.nv} DOF")
+                    dyn = list(j.dynamics)
+                    dyn[k] = float(vals[0]) if vals.size else 0.0
+                    joints[i] = replace(j, dynamics=tuple(dyn))
+        arm = None if armature is None else _per_dof(self, armature, "armature", MAX_ARMATURE,
+                                                     "kg m^2", self.armature)
+        return self._rebuilt(self.gravity, self.loops, joints, arm)
 
     def with_gravity(self, g):
         """A model with the same description (loops included) and gravity ``g`` (3,), in m/s^2,
@@ -217,6 +261,40 @@ class Model:
 
     def __repr__(self):
         return f"<Model {self.name!r} nq={self.nq} nv={self.nv} joints={self.joint_names}>"
+
+
+def _per_dof(model, values, what, bound, unit, current=None):
+    """(nv,) floats in [0, bound] from a number, an (nv,) sequence or {joint name: value}
+    (the other joints keep ``current``); InputError naming the joint otherwise."""
+    nv = model.nv
+    if isinstance(values, dict):
+        out = np.zeros(nv) if current is None else np.array(current, dtype=float)
+        for name, x in values.items():
+            if name not in model.joint_names:
+                raise InputError(f"{what}: unknown joint {name!r}; known: {model.joint_names}")
+            i = model.joint_names.index(name)
+            vi, n = model.joint_v_index[i], model.joint_nv[i]
+            out[vi:vi + n] = _bounded(x, f"{what} of joint {name!r}", bound, unit)
+        return out
+    try:
+        arr = np.broadcast_to(np.asarray(values, dtype=float), (nv,)).copy()
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be a number, {nv} numbers or {{joint: value}}, got "
+                         f"{values!r}") from None
+    for name, vi, n in zip(model.joint_names, model.joint_v_index, model.joint_nv):
+        for k in range(vi, vi + n):
+            arr[k] = _bounded(arr[k], f"{what} of joint {name!r}", bound, unit)
+    return arr
+
+
+def _bounded(x, what, bound, unit):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be a number, got {x!r}") from None
+    if not (np.isfinite(x) and 0.0 <= x <= bound):
+        raise InputError(f"{what} = {x:g} {unit} is outside [0, {bound:g}] {unit}")
+    return x
 
 
 def _gravity_vector(g):

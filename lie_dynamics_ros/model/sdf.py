@@ -19,7 +19,8 @@ as a joint parent. A model whose root link is not joined to the world is welded 
 Not covered (an SDFError naming the element): ``<include>``, ``<static>`` true, joint types
 universal, revolute2, screw, gearbox; ``<axis2>``; ``//pose/@degrees`` and the quaternion form of
 ``<pose>``; a tree that needs a joint run from child to parent. Visuals, collisions, sensors,
-plugins and ``//joint/dynamics`` are ignored.
+plugins are ignored; ``<axis><dynamics>`` gives the joint's damping and friction
+(``spring_*`` are ignored).
 """
 import math
 import os
@@ -303,10 +304,18 @@ def load_sdf(source, floating_base=False, model=None):
                 if t is not None:
                     val = _floats(t, 1, f"joint {jn!r} <limit><{k}>", jn)[0]
                     lim[k] = np.inf if (k in ("effort", "velocity") and val < 0) else val
+        dyn = {"damping": 0.0, "friction": 0.0}
+        de = ax_el.find("dynamics") if ax_el is not None else None
+        if de is not None and jt in ("revolute", "continuous", "prismatic"):
+            for k in dyn:
+                t = de.findtext(k)
+                if t is not None:
+                    dyn[k] = _floats(t, 1, f"joint {jn!r} <dynamics><{k}>", jn)[0]
         origin = se3.inv(body[par]) @ XJ[jn]
         try:
             b.add_joint(jn, joint, None if par == "world" else par, ch, origin, None,
-                        lim["lower"], lim["upper"], lim["effort"], lim["velocity"])
+                        lim["lower"], lim["upper"], lim["effort"], lim["velocity"],
+                        dyn["damping"], dyn["friction"])
         except URDFError as e:
             raise SDFError(str(e), jn) from None
     if floating_base and not world_joints:

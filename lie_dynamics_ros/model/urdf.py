@@ -1,6 +1,7 @@
 """URDF -> Model, read with ElementTree.
 
-Only kinematics and inertia matter for dynamics: visual, collision, material, transmission,
+Only kinematics, inertia and joint ``<dynamics>`` (damping, friction) matter for dynamics:
+visual, collision, material, transmission,
 gazebo, ros2_control and unknown elements are never read, so a quirky material can never make
 dynamics fail. Every value that is read is checked there: a number must be finite (and within
 the bounds of ``bounds.py``), an element that may appear once appears at most once. Every error
@@ -221,7 +222,15 @@ def _add_joint(b, el, name):
         if not mim.get("joint"):
             raise w.error("<mimic> without a joint attribute")
         mimic = (mim.get("joint"), w.number(mim, "multiplier", 1.0), w.number(mim, "offset", 0.0))
-    b.add_joint(name, joint, parent, child, origin, mimic, lower, upper, effort, velocity)
+    damping = friction = 0.0
+    dyn = w.only(el, "dynamics") if jtype != "fixed" else None
+    if dyn is not None:
+        damping, friction = w.number(dyn, "damping", 0.0), w.number(dyn, "friction", 0.0)
+        for attr, x in (("damping", damping), ("friction", friction)):
+            if x < 0:
+                raise w.error(f'<dynamics {attr}="{dyn.get(attr)}">: must be >= 0')
+    b.add_joint(name, joint, parent, child, origin, mimic, lower, upper, effort, velocity,
+                damping, friction)
     return child
 
 
