@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..kernels import layout as L
 from .bounds import MAX_ARMATURE, MAX_DAMPING, MAX_FRICTION, MAX_GRAVITY
 from .data import Data
+from .loops import loop_tables_for
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,6 @@ class Model:
         self._tls = threading.local()
         self.loops, self.nc, self.loop_tables = (), 0, None
         if loops:
-            # function-level: model.loops imports the URDF parser, which imports this module
-            from .loops import loop_tables_for
             self.loop_tables = loop_tables_for(self, loops)
             self.loops, self.nc = self.loop_tables.loops, self.loop_tables.nc
         self._frozen = True
