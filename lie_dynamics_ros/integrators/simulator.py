@@ -135,19 +135,21 @@ class Simulator:
         if self.model.nc:      # closed loops: Kim (2012) eqs. (67)-(69)
             return constrained_forward_dynamics(self.model, q, v, self._tau_cmd,
                                                     f_ext=self.f_ext)[0]
-        return forward_dynamics(self.model, q, v, self._tau_cmd + self._passive,
-                                f_ext=self.f_ext)
+        return forward_dynamics(self.model, q, v, self._torques(), f_ext=self.f_ext)
 
     def _accel_hybrid(self, s, q, v):
         """Hybrid dynamics: the prescribed joints follow the reference at ``t + s``."""
         a_given = self._a_given
         a_given[self.prescribed] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
-        a_full, tau_full = hybrid_dynamics(self.model, q, v, a_given,
-                                           self._tau_cmd + self._passive, self.prescribed,
-                                           f_ext=self.f_ext)
+        a_full, tau_full = hybrid_dynamics(self.model, q, v, a_given, self._torques(),
+                                           self.prescribed, f_ext=self.f_ext)
         if self._applied is None:
-            self._applied = tau_full - self._passive
+            self._applied = tau_full - self._passive if self.joint_friction else tau_full
         return a_full
+
+    def _torques(self):
+        """The commanded torques, plus damping and friction when they are on."""
+        return self._tau_cmd + self._passive if self.joint_friction else self._tau_cmd
 
     def _check(self, q, v, tau):
         """Raise SimulationDiverged naming the first joint at fault (state unchanged)."""
@@ -195,8 +197,7 @@ class Simulator:
             if self.hybrid or self.model.nc or self.f_ext is not None:
                 q, v = self.stepper(self.q, self.v, self.dt, accel=self._accel, t=0.0)
             else:   # torque held over the step: make_stepper's one compiled call
-                q, v = self.stepper(self.q, self.v, self.dt, tau=self._tau_cmd + self._passive,
-                                    t=0.0)
+                q, v = self.stepper(self.q, self.v, self.dt, tau=self._torques(), t=0.0)
         except InputError as e:   # the kernels refuse non-finite states
             raise SimulationDiverged((self.t_ns + self.dt_ns - self.t0_ns) * 1e-9,
                                      "(unknown)", "left the finite range (%s)" % e) from e
