@@ -22,9 +22,7 @@ the tests.
 import argparse
 import os
 import sys
-import tempfile
 import time
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -35,36 +33,14 @@ sys.path.insert(0, os.path.join(ROOT, "test"))
 import lie_dynamics_ros as ldr  # noqa: E402
 from lie_dynamics_ros.algorithms.batch import WORKERS  # noqa: E402
 from lie_dynamics_ros.integrators.simulate import make_stepper, rollout, simulate  # noqa: E402
+import mujoco_oracle  # noqa: E402  (test/: the URDF -> MuJoCo conversion the tests use too)
 
 DT = 1e-3
 
 
 def mujoco_model(path, floating):
-    """MuJoCo model of the URDF: no geometry, no contacts, RK4, 1 ms; a free joint if floating."""
-    import mujoco
-    root = ET.parse(path).getroot()
-    for link in root.findall("link"):
-        for tag in ("visual", "collision"):
-            for e in link.findall(tag):
-                link.remove(e)
-    for e in root.findall("mujoco"):
-        root.remove(e)
-    mj = ET.SubElement(root, "mujoco")
-    ET.SubElement(mj, "compiler", discardvisual="true", fusestatic="false",
-                  boundmass="1e-6", boundinertia="1e-9", inertiafromgeom="false")
-    m = mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
-    if floating:
-        with tempfile.TemporaryDirectory() as d:
-            fn = os.path.join(d, "m.xml")
-            mujoco.mj_saveLastXML(fn, m)
-            xml = open(fn).read()
-            i = xml.index("<body", xml.index("<worldbody"))
-            j = xml.index(">", i) + 1
-            m = mujoco.MjModel.from_xml_string(xml[:j] + "<freejoint/>" + xml[j:])
-    m.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    m.opt.timestep = DT
-    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONTACT)
-    return m
+    """MuJoCo model of the URDF (test/mujoco_oracle.py): no geometry, no contacts, RK4, 1 ms."""
+    return mujoco_oracle.mujoco_model(path, floating, DT)
 
 
 def interleaved(fns, repeat):

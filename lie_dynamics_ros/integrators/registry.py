@@ -16,10 +16,12 @@ def unknown_integrator_reason(name):
 
 
 def resolve_integrator(name, model):
-    """``make_stepper(model, name)``: ``step(q, v, dt, tau=None, t=0.0, accel=None) -> (q, v)``
-    with ``accel(t, q, v)`` the acceleration at time ``t`` into the step (forward or hybrid
-    dynamics), evaluated once per stage. Raises ValueError for an unknown name."""
+    """``make_stepper(model, name, joint_friction=False)``: ``step(q, v, dt, tau=None, t=0.0,
+    accel=None) -> (q, v)`` with ``accel(t, q, v)`` the acceleration at time ``t`` into the
+    step (forward or hybrid dynamics), evaluated once per stage. The step is rigid-body: the
+    ``Simulator`` adds joint damping and friction itself. Raises ValueError for an unknown
+    name."""
     reason = unknown_integrator_reason(name)
     if reason:
         raise ValueError(reason)
-    return make_stepper(model, name)
+    return make_stepper(model, name, joint_friction=False)

@@ -23,6 +23,13 @@ Two paths compute the same steps (to round-off):
   methods, the other fixed-step methods, General or mimic joints, and callables for ``tau`` or
   ``a_prescribed``.
 
+A model with joint damping or Coulomb friction (``model.joint_damping``,
+``model.joint_friction``) gets them as passive torques, unless ``joint_friction=False``: each
+fixed step first solves the velocity-level friction problem of ``integrators/passive.py``
+(implicit damping, exact stick; one mass matrix and one extra dynamics call per step), then
+takes the method's step with that torque held. Those runs loop over the steps in Python (each
+step is still one compiled call where the method has one); adaptive methods refuse them.
+
 ``SimulationResult.compiled`` says which one ran.  Public 6-vectors are (linear, angular)
 (docs/conventions.md), as in ``lie.se3``: ``MultibodySpace`` hands the free-joint blocks to
 it unpermuted.
@@ -38,6 +45,7 @@ from ..kernels import integrate as KI
 from ..lie import so3
 from .adaptive import solve_adaptive
 from .constrained import simulate_constrained
+from .passive import has_passive, passive_torques
 from .multibody import (ALIASES, SIMULATE_ADAPTIVE_METHODS, SIMULATE_METHODS, MultibodySpace,
                         SimulationResult, fixed_method, name_of, python_stepper,
                         semi_implicit_step)
@@ -112,7 +120,8 @@ def _dynamics(model, tau, prescribed, a_prescribed):
 
 
 def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=None, atol=None,
-             prescribed=None, a_prescribed=None, t0=0.0, max_steps=10_000_000, callback=None):
+             prescribed=None, a_prescribed=None, t0=0.0, max_steps=10_000_000, callback=None,
+             joint_friction=True):
     """Integrate the forward (or hybrid) dynamics of ``model`` from (q0, v0) for ``duration``.
 
     Parameters
@@ -131,6 +140,9 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         joints (other entries ignored).  With q0/v0 on the desired trajectory the prescribed
         joints follow it.
     callback : optional callable (t, q, v) called after every step; returning True stops.
+    joint_friction : apply the model's joint damping and Coulomb friction (default True; no
+        effect on a model without them). Implicit and first order in those terms (see
+        ``integrators/passive.py``); fixed-step methods only.
 
     A model with loop closures (``model.nc > 0``) runs ``ldr.simulate_constrained``: projection
     onto the constraint manifold after every step (docs/loops.md).
@@ -140,6 +152,11 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     SimulationResult with ``t (k,)``, ``q (k, nq)``, ``v (k, nv)``, ``nfev``, ``nreject`` and
     ``compiled`` (which path ran, see the module docstring).
     """
+    passive = joint_friction and has_passive(model)
+    if passive and (getattr(model, "nc", 0) or name_of(method) in SIMULATE_ADAPTIVE_METHODS):
+        raise InputError("joint damping and friction are applied by the fixed-step methods on "
+                         "models without loop closures; pass joint_friction=False to run "
+                         f"{name_of(method)!r} without them")
     if getattr(model, "nc", 0):
         # closed loops: constrained forward dynamics with projection after every step
         if prescribed is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
@@ -151,7 +168,7 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         if callback is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
             raise InputError("batched initial states take a fixed-step method and no callback")
         return rollout(model, q0, v0, duration, dt, method, tau, prescribed, a_prescribed, t0,
-                       max_steps)
+                       max_steps, joint_friction)
     nq, nv = model.nq, model.nv
     q0 = np.asarray(q0, dtype=float)
     v0 = np.asarray(v0, dtype=float)
@@ -183,6 +200,9 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         h = duration / n
         ts = t0 + h * np.arange(n + 1)
         ts[-1] = t_end
+        if passive:
+            return _simulate_passive(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed,
+                                     callback)
         if _compilable(model, name, tau, prescribed, a_prescribed):
             return _simulate_compiled(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed,
                                       callback)
@@ -371,14 +391,15 @@ class RolloutResult:
 
 
 def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=None,
-            a_prescribed=None, t0=0.0, max_steps=10_000_000):
+            a_prescribed=None, t0=0.0, max_steps=10_000_000, joint_friction=True):
     """N fixed-step trajectories in parallel (like ``mujoco.rollout``): ``q0`` (N, nq), ``v0``
     (N, nv), ``tau`` None, (nv,) or (N, nv) constant torques. Returns a ``RolloutResult`` with
     ``q`` (N, k, nq) and ``v`` (N, k, nv) on the times ``t`` (k,).
 
     The rows are cut into one chunk per core; each chunk is one compiled call on the worker
     thread's Data (the pool of ``algorithms/batch.py``). Models with General or mimic joints,
-    methods without a compiled step and callables for ``tau`` run the rows one by one in Python.
+    methods without a compiled step, callables for ``tau`` and models with joint damping or
+    friction (``joint_friction``, as in ``simulate``) run the rows one by one in Python.
     A row that fails raises ``InputError`` naming the row; no partial result is returned.
     """
     nq, nv = model.nq, model.nv
@@ -400,13 +421,14 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     def row_tau(r):
         return TAU[r] if per_row else tau
 
-    if not _compilable(model, name, None if per_row else tau, prescribed, a_prescribed):
+    if ((joint_friction and has_passive(model))
+            or not _compilable(model, name, None if per_row else tau, prescribed, a_prescribed)):
         res = []
         for r in range(N):
             try:
                 res.append(simulate(model, Q0[r], V0[r], duration, dt, name, row_tau(r),
                                     prescribed=prescribed, a_prescribed=a_prescribed, t0=t0,
-                                    max_steps=max_steps))
+                                    max_steps=max_steps, joint_friction=joint_friction))
             except InputError as e:
                 raise InputError(f"row {r}: {e}") from None
         return RolloutResult(res[0].t, np.array([x.q for x in res]),
@@ -449,7 +471,7 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     return RolloutResult(ts, Q, V, name, True)
 
 
-def make_stepper(model, method="semi_implicit"):
+def make_stepper(model, method="semi_implicit", joint_friction=True):
     """One fixed step at a time, for loops that own the clock (e.g. the ROS simulator node).
 
     Returns ``step(q, v, dt, tau=None, t=0.0, accel=None) -> (q_new, v_new)`` with ``tau``
@@ -459,8 +481,32 @@ def make_stepper(model, method="semi_implicit"):
     computed by the caller): it is called once per stage, and ``tau`` is then ignored.  Without
     ``accel`` and with an array ``tau`` the step is one compiled call (same rules as
     ``simulate``); it uses the calling thread's Data of the model.
+
+    ``joint_friction`` (default True) adds the model's joint damping and Coulomb friction as
+    ``simulate`` does (``integrators/passive.py``: one mass matrix and one extra forward
+    dynamics per step); not with ``accel``, whose caller owns the torques (the simulator adds
+    them itself, ``integrators/simulator.py``).
     """
     name = fixed_method(method, "make_stepper")
+    rigid = _rigid_stepper(model, name)
+    if not (joint_friction and has_passive(model)):
+        return rigid
+    nv = model.nv
+
+    def step(q, v, dt, tau=None, t=0.0, accel=None):
+        if accel is not None:
+            return rigid(q, v, dt, tau, t, accel)
+        tau_f = _as_callable(tau, nv, "tau")
+        f = passive_torques(model, q, v, forward_dynamics(model, q, v, tau_f(t, q, v)), dt)
+        if callable(tau):
+            return rigid(q, v, dt, lambda t_, q_, v_: tau(t_, q_, v_) + f, t)
+        return rigid(q, v, dt, tau_f(t, q, v) + f, t)
+    step.joint_friction = True     # the simulator refuses a step that already applies them
+    return step
+
+
+def _rigid_stepper(model, name):
+    """make_stepper without the passive torques."""
     slow = python_stepper(model, name)
     if not _compilable(model, name, None, None, None):
         return slow
@@ -482,6 +528,56 @@ def make_stepper(model, method="semi_implicit"):
             return slow(q, v, dt, tau, t, accel)     # raises the documented InputError
         return q1, v1
     return step
+
+
+def _simulate_passive(model, name, q0, v0, ts, h, tau, prescribed, a_prescribed, callback):
+    """``simulate``'s fixed steps with the passive torques of ``integrators/passive.py``
+    solved before each step and held over it."""
+    n = len(ts) - 1
+    nv = model.nv
+    rigid = _rigid_stepper(model, name)
+    acc0 = _dynamics(model, tau, prescribed, a_prescribed)
+    nfev = [0]
+    stages = _Kernel(model, name, None, None, None).stages if name in _COMPILED else 0
+
+    acc = _counted(acc0, nfev)
+    tau_f = _as_callable(tau, nv, "tau")
+    free = None if prescribed is None else ~np.asarray(prescribed, dtype=bool)
+    compiled = prescribed is None and _compilable(model, name, tau, None, None)
+    Q = np.empty((n + 1, model.nq))
+    V = np.empty((n + 1, nv))
+    Q[0], V[0] = q0, v0
+    stop = n
+    for k in range(n):
+        t, q, v = ts[k], Q[k], V[k]
+        try:
+            f = passive_torques(model, q, v, acc(t, q, v), h, free)
+            if compiled:
+                q1, v1 = rigid(q, v, h, tau_f(t, q, v) + f, t)
+                nfev[0] += stages
+            else:
+                acc_k = _dynamics(model, lambda t_, q_, v_, f=f: tau_f(t_, q_, v_) + f,
+                                  prescribed, a_prescribed)
+                q1, v1 = rigid(q, v, h, t=t, accel=_counted(acc_k, nfev))
+        except InputError as e:
+            _blame_input_or_divergence(model, acc, t, q, v)
+            raise _diverged(model, t, q, v, e) from None
+        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(v1))):
+            raise _diverged(model, t, q, v, "the step gave non-finite values")
+        Q[k + 1], V[k + 1] = q1, v1
+        if callback is not None and callback(ts[k + 1], q1, v1):
+            stop = k + 1
+            break
+    s = slice(0, stop + 1)
+    return SimulationResult(ts[s], Q[s], V[s], nfev[0], 0, name, compiled)
+
+
+def _counted(acc, nfev):
+    """``acc`` counting its calls in nfev[0]."""
+    def counted(t, q, v):
+        nfev[0] += 1
+        return acc(t, q, v)
+    return counted
 
 
 def _semi_implicit(model, acc, nfev):

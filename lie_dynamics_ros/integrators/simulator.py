@@ -1,6 +1,8 @@
 """A fixed-step simulation of a robot with 1-DOF joints, without ROS: the state, one step with
 commanded torques (forward dynamics, or Kim's hybrid dynamics for prescribed joints), external
-wrenches on links, and the checks that keep a diverging run from producing garbage.
+wrenches on links, joint damping and Coulomb friction (``integrators/passive.py``: solved
+at the velocity level before each step and held over it), and the checks that keep a diverging
+run from producing garbage.
 
 ``forward_dynamics_node`` feeds it commands and publishes its state; nothing here needs rclpy.
 """
@@ -9,6 +11,7 @@ import numpy as np
 from ..algorithms.constrained import constrained_forward_dynamics, project
 from ..algorithms.dynamics import forward_dynamics, hybrid_dynamics
 from ..errors import InputError, SimulationDiverged
+from .passive import has_passive, passive_torques
 
 
 def velocity_bounds(model, factor=100.0, default=1000.0):
@@ -28,9 +31,10 @@ class Simulator:
     Args:
         model: ldr model (1-DOF joints).
         dt_ns: step in nanoseconds.
-        stepper: integrator step ``step(q, v, dt, tau=None, t=0.0, accel=None) -> (q, v)``
-            (``integrators.simulate.make_stepper``); a step with constant torques and no
-            prescribed joints, loops or external wrenches passes ``tau`` (one compiled call).
+        stepper: rigid-body integrator step ``step(q, v, dt, tau=None, t=0.0, accel=None)
+            -> (q, v)`` (``integrators.simulate.make_stepper(..., joint_friction=False)``); a
+            step with constant torques and no prescribed joints, loops or external wrenches
+            passes ``tau`` (one compiled call).
         prescribed: (nv,) bool mask of joints that follow the reference.
         q0, v0: initial state (nv,), model order.
         t0_ns: simulation time of the initial state.
@@ -38,11 +42,22 @@ class Simulator:
             (``velocity_bounds``); None: only non-finite values do.
         position_limits: None, or (lower, upper) (nv,) arrays: a joint reaching a limit stops
             there (its velocity into the limit is set to zero, an inelastic stop).
+        joint_friction: apply the model's joint damping and Coulomb friction on the joints
+            that are not prescribed (default True; nothing to do on a model without them;
+            not on a model with loop closures). ``tau`` (published efforts) stays the
+            commanded torque, without them.
     """
 
     def __init__(self, model, dt_ns, stepper, prescribed, q0, v0, t0_ns=0, velocity_bound=None,
-                 position_limits=None):
+                 position_limits=None, joint_friction=True):
         self.model, self.stepper = model, stepper
+        self.joint_friction = bool(joint_friction) and has_passive(model)
+        if self.joint_friction and getattr(stepper, "joint_friction", False):
+            raise InputError("the Simulator applies joint damping and friction itself: give it "
+                             "a stepper made with joint_friction=False")
+        if self.joint_friction and model.nc:
+            raise InputError("joint damping and friction are not applied on a model with loop "
+                             "closures; pass joint_friction=False")
         self.dt_ns, self.dt = int(dt_ns), int(dt_ns) * 1e-9
         self.prescribed = np.asarray(prescribed, dtype=bool)
         self.free = ~self.prescribed
@@ -62,6 +77,7 @@ class Simulator:
         self._tau_cmd = np.zeros(model.nv)
         self._applied = None
         self._a_given = np.zeros(model.nv)
+        self._passive = np.zeros(model.nv)      # damping and friction held over this step
         self._accel = self._accel_hybrid if self.hybrid else self._accel_free
 
     def set_external_wrench(self, link, wrench):
@@ -119,17 +135,21 @@ class Simulator:
         if self.model.nc:      # closed loops: Kim (2012) eqs. (67)-(69)
             return constrained_forward_dynamics(self.model, q, v, self._tau_cmd,
                                                     f_ext=self.f_ext)[0]
-        return forward_dynamics(self.model, q, v, self._tau_cmd, f_ext=self.f_ext)
+        return forward_dynamics(self.model, q, v, self._torques(), f_ext=self.f_ext)
 
     def _accel_hybrid(self, s, q, v):
         """Hybrid dynamics: the prescribed joints follow the reference at ``t + s``."""
         a_given = self._a_given
         a_given[self.prescribed] = self.prescribed_motion(self.t_ns + int(s * 1e9))[2]
-        a_full, tau_full = hybrid_dynamics(self.model, q, v, a_given, self._tau_cmd,
-                                               self.prescribed, f_ext=self.f_ext)
+        a_full, tau_full = hybrid_dynamics(self.model, q, v, a_given, self._torques(),
+                                           self.prescribed, f_ext=self.f_ext)
         if self._applied is None:
-            self._applied = tau_full
+            self._applied = tau_full - self._passive if self.joint_friction else tau_full
         return a_full
+
+    def _torques(self):
+        """The commanded torques, plus damping and friction when they are on."""
+        return self._tau_cmd + self._passive if self.joint_friction else self._tau_cmd
 
     def _check(self, q, v, tau):
         """Raise SimulationDiverged naming the first joint at fault (state unchanged)."""
@@ -168,10 +188,16 @@ class Simulator:
         self._applied = None
         self.apply_prescribed()
         try:
+            if self.joint_friction:
+                self._passive = np.zeros(self.model.nv)
+                a = self._accel(0.0, self.q, self.v)
+                self._applied = None
+                self._passive = passive_torques(self.model, self.q, self.v, a, self.dt,
+                                                self.free)
             if self.hybrid or self.model.nc or self.f_ext is not None:
                 q, v = self.stepper(self.q, self.v, self.dt, accel=self._accel, t=0.0)
             else:   # torque held over the step: make_stepper's one compiled call
-                q, v = self.stepper(self.q, self.v, self.dt, tau=self._tau_cmd, t=0.0)
+                q, v = self.stepper(self.q, self.v, self.dt, tau=self._torques(), t=0.0)
         except InputError as e:   # the kernels refuse non-finite states
             raise SimulationDiverged((self.t_ns + self.dt_ns - self.t0_ns) * 1e-9,
                                      "(unknown)", "left the finite range (%s)" % e) from e

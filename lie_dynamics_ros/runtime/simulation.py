@@ -13,6 +13,9 @@ message and publishing, without ROS.
   ``lockstep_timeout`` wall seconds passed; the answer takes the step the tick owed.
 - **Commands.** Held until the watchdog (``command_timeout`` of simulation time) applies zero;
   clamped to the URDF effort limits. Both are ``safety.TorqueGuard`` with the zero fallback.
+- **Joint damping and friction** of the model (URDF ``<dynamics>``) act on the joints
+  that are not prescribed while ``apply_joint_friction`` is true (``Simulator``), except on a
+  model with loop closures (a warning says so).
 - **Divergence** (``integrators.simulator.SimulationDiverged``) stops the integration for
   good: the last finite configuration is published at rest.
 
@@ -27,6 +30,7 @@ import numpy as np
 from ..algorithms.configuration import neutral_configuration
 from ..algorithms.constrained import assemble, project
 from ..algorithms.dynamics import hybrid_dynamics
+from ..integrators.passive import has_passive
 from ..integrators.registry import resolve_integrator
 from ..integrators.simulator import Simulator, velocity_bounds
 from ..safety.guard import GuardConfig, TorqueGuard
@@ -189,16 +193,21 @@ class SimulationRuntime:
         p = self.p
         limits = ((model.lower_limits, model.upper_limits) if p.enforce_position_limits
                   else None)
+        friction = bool(p.apply_joint_friction) and has_passive(model)
+        if friction and model.nc:
+            self.log("warning", "joint damping and friction are not applied on a model with "
+                     "loop closures")
+            friction = False
         return Simulator(model, self.dt_ns, resolve_integrator(p.integrator, model),
                          prescribed, q0, v0, t0,
                          velocity_bound=velocity_bounds(model, p.velocity_bound_factor),
-                         position_limits=limits)
+                         position_limits=limits, joint_friction=friction)
 
     def _first_step(self, model, q0):
         """Compile (cold numba cache) or load the kernels of one step."""
         nv = model.nv
         sim = Simulator(model, self.dt_ns, resolve_integrator(self.p.integrator, model),
-                        np.zeros(nv, dtype=bool), q0, np.zeros(nv))
+                        np.zeros(nv, dtype=bool), q0, np.zeros(nv), joint_friction=False)
         try:
             sim.step(np.zeros(nv))
         except FloatingPointError:
@@ -218,7 +227,8 @@ class SimulationRuntime:
             return
         if {"command_timeout", "enforce_effort_limits"} & set(names):
             self.guard.configure(self._guard_config())
-        if {"gravity", "velocity_bound_factor", "enforce_position_limits"} & set(names):
+        if {"gravity", "velocity_bound_factor", "enforce_position_limits",
+                "apply_joint_friction"} & set(names):
             old = self.sim
             sim = self._simulator(old.model.with_gravity(np.array(self.p.gravity, dtype=float)),
                                   old.prescribed, old.q, old.v, old.t_ns)

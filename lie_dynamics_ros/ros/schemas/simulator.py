@@ -73,6 +73,11 @@ PARAMS = [
           "simulation time (<= 0 disables)."),
     Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
           check=three_values),
+    Param("apply_joint_friction", True, "bool",
+          "Apply the model's joint damping and Coulomb friction (URDF <dynamics damping "
+          "friction>) to the joints that are not prescribed, solved implicitly at the "
+          "velocity level each step (stable at any step, sticks without creep; "
+          "docs/integrators.md). Not applied on a model with loop closures."),
     Param("enforce_effort_limits", True, "bool",
           "Clamp commanded torques to the URDF <limit effort> and report when it acts."),
     Param("log_throttle_sec", 2.0, "double",
