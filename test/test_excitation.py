@@ -12,7 +12,7 @@ from lie_dynamics_ros.identification.excitation import (DEFAULT_ACCELERATION_LIM
                                                          DEFAULT_MARGINS)
 from lie_dynamics_ros.runtime.trajectory import Trajectory
 
-from models import bundled
+from models import URDF_DIR, bundled
 
 ROBOTS = ["planar_2r.urdf", "arm7.urdf"]
 # arm7 with few optimiser iterations: the test needs improvement, not the optimum
@@ -164,6 +164,9 @@ def test_bad_models_and_calls_are_named(exc):
         ldr.excitation_trajectory(bundled("planar_2r.urdf", floating_base=True), 10.0)
     with pytest.raises(ldr.InputError, match="model"):
         ldr.excitation_trajectory("planar_2r.urdf", 10.0)
+    with pytest.raises(ldr.InputError, match="loop closures"):
+        four_bar = ldr.load_urdf(f"{URDF_DIR}/loops/four_bar.urdf")
+        ldr.excitation_trajectory(four_bar, 10.0)
     with pytest.raises(ldr.InputError, match="names"):
         exc.to_joint_trajectory(names=["no_such_joint"])
     with pytest.raises(ldr.InputError, match="rate"):
@@ -215,3 +218,17 @@ def test_computed_torque_follows_it(exc):
     assert np.max(np.abs(sim.q - q_ref)) < 1e-4
     # the excitation actually moved the robot
     assert np.max(np.abs(sim.q[-1] - sim.q[0])) > 1e-2
+
+
+def test_armature_columns_are_excited_too():
+    model = bundled("arm7.urdf")
+    plain = ldr.excitation_trajectory(model, 10.0, max_iterations=1, starts=1)
+    exc = ldr.excitation_trajectory(model, 10.0, armature=True, max_iterations=3, starts=1)
+    # the data identify more parameters (not all armatures: joint 1's, about the vertical,
+    # only adds to link 1's I_zz), as many as an SVD of the samples finds
+    rows = [np.hstack([ldr.regressor(model, q, v, v, a), np.diag(v), np.diag(np.sign(v)),
+                       np.diag(a)]) for q, v, a in zip(exc.q, exc.v, exc.a)]
+    assert len(exc.base_columns) == np.linalg.matrix_rank(np.vstack(rows))
+    assert len(exc.base_columns) > len(plain.base_columns)
+    assert np.isfinite(exc.condition_number)
+    assert exc.condition_number < exc.initial_condition_number

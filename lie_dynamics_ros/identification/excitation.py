@@ -132,8 +132,9 @@ def _positive(x, name):
     return val
 
 
-def _per_dof(model, x, name):
-    """A number, an (nv,) array or {joint name: value} as (nv,) positive finite values."""
+def _acceleration_limits(model, x, name):
+    """A number, an (nv,) array or {joint name: value} (others: the default) as (nv,)
+    positive finite values."""
     if isinstance(x, dict):
         out = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
         for joint, val in x.items():
@@ -180,7 +181,7 @@ def joint_limits(model, margins=None, acceleration_limit=None) -> JointLimits:
     m = _margins(margins)
     lo, hi = np.array(model.lower_limits), np.array(model.upper_limits)
     span = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
-    acc = _per_dof(model, DEFAULT_ACCELERATION_LIMIT if acceleration_limit is None
+    acc = _acceleration_limits(model, DEFAULT_ACCELERATION_LIMIT if acceleration_limit is None
                    else acceleration_limit, "acceleration_limit")
     vel = np.array(model.velocity_limits)
     for name, k in zip(model.joint_names, model.joint_v_index):
@@ -194,23 +195,26 @@ def joint_limits(model, margins=None, acceleration_limit=None) -> JointLimits:
                        _readonly(acc * (1.0 - m["acceleration"])))
 
 
-def stacked_regressor(model, q, v, a, data=None):
+def stacked_regressor(model, q, v, a, data=None, armature=False):
     """(N nv, 10 nbodies + 2 nv): ``ldr.regressor(model, q_k, v_k, v_k, a_k)`` stacked over
-    the N samples, then the viscous (v) and Coulomb (sign v) columns of every DOF."""
+    the N samples, then the viscous (v) and Coulomb (sign v) columns of every DOF, and with
+    ``armature`` one armature (a) column per DOF."""
     n, nv = len(q), model.nv
     data = model.create_data() if data is None else data
     nrb = len(model.body_names) * 10
-    W = np.zeros((n, nv, nrb + 2 * nv))
+    W = np.zeros((n, nv, nrb + (3 if armature else 2) * nv))
     for k in range(n):
         W[k, :, :nrb] = regressor(model, q[k], v[k], v[k], a[k], data=data)
     dof = np.arange(nv)
     W[:, dof, nrb + dof] = v
     W[:, dof, nrb + nv + dof] = np.sign(v)
+    if armature:
+        W[:, dof, nrb + 2 * nv + dof] = a
     return W.reshape(n * nv, -1)
 
 
 def base_columns(W, tolerance=RANK_TOLERANCE):
-    """Indices of the base columns of W, in pivot order: QR with column pivoting (Gautier
+    """Indices of the base columns of W, ascending: QR with column pivoting (Gautier
     1991), a column kept while |R_kk| > tolerance * |R_00|."""
     _, R, piv = qr(W, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
@@ -255,7 +259,8 @@ def _at_rest_projection(x, harmonics):
 
 def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=None,
                           margins=None, seed=0, acceleration_limit=None, rate=100.0,
-                          start_at_rest=True, samples=40, starts=4, max_iterations=40):
+                          start_at_rest=True, armature=False, samples=40, starts=4,
+                          max_iterations=40):
     """A periodic Fourier-series excitation of ``model`` optimised for identification.
 
     Args:
@@ -276,6 +281,7 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
         rate: sampling rate of ``t, q, v, a`` (Hz).
         start_at_rest: v(0) = a(0) = 0 (linear constraints on the coefficients), so the motion
             starts from rest at q(0) and, being periodic, ends at rest.
+        armature: also excite an armature (a_i) column per DOF, for identifying armature.
         samples: number of samples per period in the optimised condition number.
         starts: number of random guesses; the best is the optimiser's start.
         max_iterations: of the optimiser (SLSQP).
@@ -288,6 +294,9 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
     """
     if not isinstance(model, Model):
         raise InputError(f"model must be an ldr.Model, got {type(model).__name__}")
+    if model.nc:
+        raise InputError(f"model {model.name!r} has loop closures {[c.name for c in model.loops]}"
+                         ": its joints cannot move independently (excitation of trees only)")
     for name, kind in zip(model.joint_names, model.joint_kinds):
         if kind not in ("revolute", "prismatic"):
             raise InputError(f"joint {name!r} is {kind}: an excitation trajectory moves "
@@ -309,7 +318,7 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
     q0 = _mean_position(model, limits, q0)
     rng = np.random.default_rng(seed)
     data = model.create_data()
-    cols = _structural_base_columns(model, limits, rng, data)
+    cols = _structural_base_columns(model, limits, rng, data, armature)
 
     period = 1.0 / base_frequency
     t_obj = (np.arange(counts["samples"]) + 0.5) * period / counts["samples"]
@@ -323,7 +332,7 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
     def log_condition(x):
         s = series_of(x)
         C = s.stacked()
-        W = stacked_regressor(model, Bq @ C + s.q0, Bv @ C, Ba @ C, data)[:, cols]
+        W = stacked_regressor(model, Bq @ C + s.q0, Bv @ C, Ba @ C, data, armature)[:, cols]
         return float(np.log(min(condition_number(W, nv), 1e12)))
 
     guesses = []
@@ -358,8 +367,9 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
 
     t = _times(duration, rate)
     q, v, a = final.evaluate(t)
-    cond = condition_number(stacked_regressor(model, q, v, a, data)[:, cols], nv)
-    cond0 = condition_number(stacked_regressor(model, *initial.evaluate(t), data)[:, cols], nv)
+    cond = condition_number(stacked_regressor(model, q, v, a, data, armature)[:, cols], nv)
+    cond0 = condition_number(
+        stacked_regressor(model, *initial.evaluate(t), data, armature)[:, cols], nv)
     return Excitation(model, final, duration, rate, _readonly(t), _readonly(q), _readonly(v),
                       _readonly(a), float(cond), float(cond0), limits, _readonly_index(cols))
 
@@ -378,15 +388,15 @@ def _mean_position(model, limits, q0):
     return arr
 
 
-def _structural_base_columns(model, limits, rng, data):
+def _structural_base_columns(model, limits, rng, data, armature):
     """Base columns from random states (positions within the limits, velocities and
     accelerations of unit scale): which parameters any motion can identify."""
-    n = max(64, 4 * (len(model.body_names) * 10 + 2 * model.nv) // model.nv)
+    n = max(64, 4 * (len(model.body_names) * 10 + 3 * model.nv) // model.nv)
     lo = np.where(np.isfinite(limits.lower), limits.lower, -np.pi)
     hi = np.where(np.isfinite(limits.upper), limits.upper, np.pi)
     q = lo + (hi - lo) * rng.random((n, model.nv))
     v, a = rng.standard_normal((2, n, model.nv))
-    return base_columns(stacked_regressor(model, q, v, a, data))
+    return base_columns(stacked_regressor(model, q, v, a, data, armature))
 
 
 def _limit_constraints(L, base_frequency, limits, q0, q0_fixed, points):
