@@ -232,3 +232,18 @@ def test_armature_columns_are_excited_too():
     assert len(exc.base_columns) > len(plain.base_columns)
     assert np.isfinite(exc.condition_number)
     assert exc.condition_number < exc.initial_condition_number
+
+
+def test_it_travels_as_a_joint_trajectory_message(exc):
+    # ROS message packages are test dependencies: a missing one fails, it does not skip
+    from lie_dynamics_ros.ros import conversions as cv
+    model = exc.model
+    jt = exc.to_joint_trajectory(rate=50.0)
+    msg = cv.make_trajectory(*jt)
+    assert list(msg.joint_names) == model.joint_names and len(msg.points) == len(jt.times)
+    ref, reason = cv.TrajectoryReference.from_msg(msg, cv.JointIndex(model.joint_names), 0)
+    assert reason is None
+    _, direct = _trajectory(exc, rate=50.0)
+    for t_ns in np.random.default_rng(6).integers(0, 10 ** 10, 50):
+        for x, y in zip(ref.sample(int(t_ns)), direct.sample(int(t_ns))):
+            assert np.allclose(x, y, atol=1e-12)

@@ -88,6 +88,13 @@ class Excitation:
     def period(self) -> float:
         return self.coefficients.period
 
+    def __repr__(self):
+        c = self.coefficients
+        return (f"<Excitation of {self.model.name!r}: {c.harmonics} harmonics of "
+                f"{c.base_frequency} Hz, {self.duration} s at {self.rate} Hz, "
+                f"condition number {self.condition_number:.4g} "
+                f"(start {self.initial_condition_number:.4g})>")
+
     def sample(self, t):
         """q, v, a at the times ``t`` (a number: (nv,) each; an array (N,): (N, nv) each),
         analytic, periodic in ``period``."""
