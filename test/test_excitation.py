@@ -8,8 +8,8 @@ import pytest
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.control import ComputedTorqueController, PDGains
-from lie_dynamics_ros.identification.excitation import (DEFAULT_ACCELERATION_LIMIT,
-                                                         DEFAULT_MARGINS)
+from lie_dynamics_ros.identification.excitation_limits import (DEFAULT_ACCELERATION_LIMIT,
+                                                                DEFAULT_MARGINS)
 from lie_dynamics_ros.runtime.trajectory import Trajectory
 
 from models import URDF_DIR, bundled

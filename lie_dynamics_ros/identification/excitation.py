@@ -8,7 +8,7 @@ al. 1997 optimise the same criterion under the same constraints). The regressor 
 per DOF; its base columns are found by QR with column pivoting (Gautier 1991).
 """
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import qr
@@ -17,27 +17,15 @@ from scipy.optimize import minimize
 from ..algorithms.regressor import regressor
 from ..errors import InputError
 from ..model.model import Model
+from .excitation_limits import (JointLimits, fit_to_limits, joint_limits, limit_constraints,
+                                positive_number)
 from .fourier_series import FourierSeries, basis
 
-#: used when no acceleration limit is given, rad/s^2 (m/s^2 for prismatic joints); URDF has no
-#: acceleration limit. About 2/3 of a Franka arm's smallest one (7.5 rad/s^2).
-DEFAULT_ACCELERATION_LIMIT = 5.0
-#: share of each limit kept free: position as a fraction of the range at each end, velocity and
-#: acceleration as a fraction of the limit
-DEFAULT_MARGINS = {"position": 0.05, "velocity": 0.1, "acceleration": 0.1}
 #: a pivoted-QR column is a base column when |R_kk| > RANK_TOLERANCE * |R_00|
 RANK_TOLERANCE = 1e-8
 #: limit constraints per period of the highest harmonic during the optimisation (the final
 #: series is then certified at all times and shrunk where a peak fell between them)
 POINTS_PER_HARMONIC = 12
-
-
-class JointLimits(NamedTuple):
-    """The limits the trajectory keeps, margins applied, each (nv,) (inf where none)."""
-    lower: np.ndarray
-    upper: np.ndarray
-    velocity: np.ndarray
-    acceleration: np.ndarray
 
 
 class JointTrajectoryArrays(NamedTuple):
@@ -119,7 +107,7 @@ class Excitation:
             raise InputError(f"names: distinct joints of the model {model.joint_names} "
                              f"expected, got {list(names)}")
         cols = [model.joint_v_index[model.joint_names.index(n)] for n in names]
-        t = _times(self.duration, self.rate if rate is None else _positive(rate, "rate"))
+        t = _times(self.duration, self.rate if rate is None else positive_number(rate, "rate"))
         q, v, a = self.coefficients.evaluate(t)
         return JointTrajectoryArrays(names, t, q[:, cols], v[:, cols], a[:, cols])
 
@@ -127,79 +115,6 @@ class Excitation:
 def _times(duration, rate):
     n = int(np.floor(duration * rate + 1e-9))
     return np.arange(n + 1) / rate
-
-
-def _positive(x, name):
-    try:
-        val = float(x)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a positive number, got {x!r}") from None
-    if not (np.isfinite(val) and val > 0.0):
-        raise InputError(f"{name} must be a positive finite number, got {x!r}")
-    return val
-
-
-def _acceleration_limits(model, x, name):
-    """A number, an (nv,) array or {joint name: value} (others: the default) as (nv,)
-    positive finite values."""
-    if isinstance(x, dict):
-        out = np.full(model.nv, DEFAULT_ACCELERATION_LIMIT)
-        for joint, val in x.items():
-            if joint not in model.joint_names:
-                raise InputError(f"{name}: unknown joint {joint!r}; joints: {model.joint_names}")
-            out[model.joint_v_index[model.joint_names.index(joint)]] = _positive(
-                val, f"{name}[{joint!r}]")
-        return out
-    arr = np.asarray(x, dtype=float) if np.ndim(x) else np.full(model.nv, _positive(x, name))
-    if arr.shape != (model.nv,):
-        raise InputError(f"{name} must be a number, ({model.nv},) or a dict by joint name, "
-                         f"got shape {arr.shape}")
-    for joint, k in zip(model.joint_names, model.joint_v_index):
-        _positive(arr[k], f"{name} of joint {joint!r}")
-    return arr
-
-
-def _margins(margins):
-    out = dict(DEFAULT_MARGINS)
-    if margins is None:
-        return out
-    if isinstance(margins, dict):
-        extra = set(margins) - set(out)
-        if extra:
-            raise InputError(f"margins: unknown keys {sorted(extra)}; known: {sorted(out)}")
-        out.update(margins)
-    else:
-        out = dict.fromkeys(out, margins)
-    for key, val in out.items():
-        top = 0.5 if key == "position" else 1.0
-        try:
-            ok = 0.0 <= float(val) < top
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise InputError(f"margins[{key!r}] must be a fraction in [0, {top}), got {val!r}")
-        out[key] = float(val)
-    return out
-
-
-def joint_limits(model, margins=None, acceleration_limit=None) -> JointLimits:
-    """The limits an excitation keeps: the model's position and velocity limits and
-    ``acceleration_limit`` (default ``DEFAULT_ACCELERATION_LIMIT``), narrowed by ``margins``."""
-    m = _margins(margins)
-    lo, hi = np.array(model.lower_limits), np.array(model.upper_limits)
-    span = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
-    acc = _acceleration_limits(model, DEFAULT_ACCELERATION_LIMIT if acceleration_limit is None
-                   else acceleration_limit, "acceleration_limit")
-    vel = np.array(model.velocity_limits)
-    for name, k in zip(model.joint_names, model.joint_v_index):
-        if not vel[k] > 0.0:
-            raise InputError(f"joint {name!r}: velocity limit {vel[k]} leaves no motion")
-        if np.isfinite(lo[k]) != np.isfinite(hi[k]) or not hi[k] > lo[k]:
-            raise InputError(f"joint {name!r}: position limits [{lo[k]}, {hi[k]}] leave no "
-                             "range to move in")
-    return JointLimits(_readonly(lo + m["position"] * span), _readonly(hi - m["position"] * span),
-                       _readonly(vel * (1.0 - m["velocity"])),
-                       _readonly(acc * (1.0 - m["acceleration"])))
 
 
 def stacked_regressor(model, q, v, a, data=None, armature=False):
@@ -236,23 +151,6 @@ def condition_number(W, nv):
     W3 = W.reshape(-1, nv, W.shape[1])
     lam = np.linalg.eigvalsh(np.matmul(W3.transpose(0, 2, 1), W3).sum(axis=0))
     return float(np.sqrt(lam[-1] / lam[0])) if lam[0] > 1e-24 * lam[-1] else np.inf
-
-
-def _fit(series, limits, shrink_only):
-    """The series with each joint's a, b scaled so that its certified extremes meet the limits
-    (scaled by <= 1 only when ``shrink_only``); the motion about q0 scales linearly."""
-    qmin, qmax, vmax, amax = series.extremes()
-    q0 = series.q0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.min([np.where(qmax - q0 > 0, (limits.upper - q0) / (qmax - q0), np.inf),
-                    np.where(q0 - qmin > 0, (q0 - limits.lower) / (q0 - qmin), np.inf),
-                    np.where(vmax > 0, limits.velocity / vmax, np.inf),
-                    np.where(amax > 0, limits.acceleration / amax, np.inf)], axis=0)
-    s = np.where(np.isfinite(s), s, 1.0)
-    if shrink_only:
-        s = np.minimum(s, 1.0)
-    return FourierSeries(series.a * s[:, None], series.b * s[:, None], q0,
-                         series.base_frequency)
 
 
 def _at_rest_projection(x, harmonics):
@@ -308,9 +206,9 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
         if kind not in ("revolute", "prismatic"):
             raise InputError(f"joint {name!r} is {kind}: an excitation trajectory moves "
                              "revolute and prismatic joints only")
-    duration = _positive(duration, "duration")
-    base_frequency = _positive(base_frequency, "base_frequency")
-    rate = _positive(rate, "rate")
+    duration = positive_number(duration, "duration")
+    base_frequency = positive_number(base_frequency, "base_frequency")
+    rate = positive_number(rate, "rate")
     counts = {}
     for name, val in (("harmonics", harmonics), ("samples", samples), ("starts", starts),
                       ("max_iterations", max_iterations)):
@@ -348,12 +246,12 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
         ab = rng.standard_normal((2, nv, L)) / ell
         if start_at_rest:
             ab = _at_rest_projection(ab, L)
-        s = _fit(FourierSeries(ab[0], ab[1], q0, base_frequency), limits, False)
+        s = fit_to_limits(FourierSeries(ab[0], ab[1], q0, base_frequency), limits, False)
         x = np.concatenate([s.stacked().ravel(), [] if q0_fixed else q0])
         guesses.append((log_condition(x), x))
     f0, x0 = min(guesses, key=lambda g: g[0])
 
-    G, h = _limit_constraints(L, base_frequency, limits, q0, q0_fixed,
+    G, h = limit_constraints(L, base_frequency, limits, q0, q0_fixed,
                               POINTS_PER_HARMONIC * L)
     cons = [{"type": "ineq", "fun": lambda x: G @ x + h, "jac": lambda x: G}]
     if start_at_rest:
@@ -366,11 +264,11 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
         for lo, hi in zip(limits.lower, limits.upper)])
     res = minimize(log_condition, x0, method="SLSQP", constraints=cons, bounds=bounds,
                    options={"maxiter": counts["max_iterations"], "ftol": 1e-4})
-    initial, final = _fit(series_of(x0), limits, True), series_of(res.x)
+    initial, final = fit_to_limits(series_of(x0), limits, True), series_of(res.x)
     if start_at_rest:                    # exactly, not to the optimiser's tolerance
         final = FourierSeries(*_at_rest_projection((final.a, final.b), L), final.q0,
                               base_frequency)
-    final = _fit(final, limits, True)    # scales each joint's a, b: v(0) = a(0) = 0 stay
+    final = fit_to_limits(final, limits, True)    # scales each joint's a, b: v(0) = a(0) = 0 stay
 
     t = _times(duration, rate)
     q, v, a = final.evaluate(t)
@@ -404,24 +302,3 @@ def _structural_base_columns(model, limits, rng, data, armature):
     q = lo + (hi - lo) * rng.random((n, model.nv))
     v, a = rng.standard_normal((2, n, model.nv))
     return base_columns(stacked_regressor(model, q, v, a, data, armature))
-
-
-def _limit_constraints(L, base_frequency, limits, q0, q0_fixed, points):
-    """G x + h >= 0 for the limits at ``points`` times per period, x = (C ravelled, [q0])."""
-    nv = len(limits.lower)
-    t = np.arange(points) / points / base_frequency
-    Bq, Bv, Ba = basis(t, L, base_frequency)
-    rows, rhs = [], []
-    for B, lim, with_q0 in ((Bq, limits.upper, True), (Bv, limits.velocity, False),
-                            (Ba, limits.acceleration, False)):
-        A = np.kron(B, np.eye(nv))
-        if not q0_fixed:
-            A = np.hstack([A, np.kron(np.ones((points, 1)), np.eye(nv)) if with_q0
-                           else np.zeros((A.shape[0], nv))])
-        const = np.tile(q0, points) if (with_q0 and q0_fixed) else np.zeros(points * nv)
-        hi = np.tile(lim, points)
-        lo = np.tile(limits.lower, points) if with_q0 else -hi
-        up, dn = np.isfinite(hi), np.isfinite(lo)
-        rows += [-A[up], A[dn]]                       # hi - q >= 0 and q - lo >= 0
-        rhs += [(hi - const)[up], (const - lo)[dn]]
-    return np.vstack(rows), np.concatenate(rhs)
