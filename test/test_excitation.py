@@ -151,6 +151,7 @@ def test_a_given_q0_is_kept_and_margins_apply():
     (dict(acceleration_limit=[1.0, 2.0, 3.0]), "acceleration_limit"),
     (dict(acceleration_limit={"joint2": -1.0}), "joint2"),
     (dict(q0=[0.0]), "q0"), (dict(q0=[0.0, 3.1]), "joint2"),
+    (dict(armature="yes"), "armature"), (dict(start_at_rest=None), "start_at_rest"),
 ])
 def test_bad_arguments_are_named(kwargs, named):
     args = dict(model=bundled("planar_2r.urdf"), duration=10.0)

@@ -218,6 +218,9 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
     L, nv = counts["harmonics"], model.nv
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise InputError(f"seed must be an integer, got {seed!r}")
+    for name, val in (("start_at_rest", start_at_rest), ("armature", armature)):
+        if not isinstance(val, (bool, np.bool_)):
+            raise InputError(f"{name} must be True or False, got {val!r}")
     limits = joint_limits(model, margins, acceleration_limit)
     q0_fixed = q0 is not None
     q0 = _mean_position(model, limits, q0)
@@ -249,7 +252,7 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
         s = fit_to_limits(FourierSeries(ab[0], ab[1], q0, base_frequency), limits, False)
         x = np.concatenate([s.stacked().ravel(), [] if q0_fixed else q0])
         guesses.append((log_condition(x), x))
-    f0, x0 = min(guesses, key=lambda g: g[0])
+    x0 = min(guesses, key=lambda g: g[0])[1]
 
     G, h = limit_constraints(L, base_frequency, limits, q0, q0_fixed,
                               POINTS_PER_HARMONIC * L)
@@ -264,17 +267,23 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
         for lo, hi in zip(limits.lower, limits.upper)])
     res = minimize(log_condition, x0, method="SLSQP", constraints=cons, bounds=bounds,
                    options={"maxiter": counts["max_iterations"], "ftol": 1e-4})
-    initial, final = fit_to_limits(series_of(x0), limits, True), series_of(res.x)
+    initial = fit_to_limits(series_of(x0), limits, True)
+    final = series_of(res.x if np.all(np.isfinite(res.x)) else x0)
     if start_at_rest:                    # exactly, not to the optimiser's tolerance
         final = FourierSeries(*_at_rest_projection((final.a, final.b), L), final.q0,
                               base_frequency)
-    final = fit_to_limits(final, limits, True)    # scales each joint's a, b: v(0) = a(0) = 0 stay
+    # SQP iterates may be infeasible between (or at) the constraint points: shrink each joint's
+    # a, b until the certified extremes are within the limits (v(0) = a(0) = 0 survive)
+    final = fit_to_limits(final, limits, True)
 
     t = _times(duration, rate)
-    q, v, a = final.evaluate(t)
-    cond = condition_number(stacked_regressor(model, q, v, a, data, armature)[:, cols], nv)
     cond0 = condition_number(
         stacked_regressor(model, *initial.evaluate(t), data, armature)[:, cols], nv)
+    q, v, a = final.evaluate(t)
+    cond = condition_number(stacked_regressor(model, q, v, a, data, armature)[:, cols], nv)
+    if not cond <= cond0:                # the optimiser stopped somewhere worse: keep the start
+        final, cond = initial, cond0
+        q, v, a = final.evaluate(t)
     return Excitation(model, final, duration, rate, _readonly(t), _readonly(q), _readonly(v),
                       _readonly(a), float(cond), float(cond0), limits, _readonly_index(cols))
 
