@@ -35,6 +35,7 @@ from .algorithms.geometry import mass_matrix_configuration_derivatives, christof
 from .integrators.simulate import simulate, rollout
 from .integrators.simulator import Simulator
 from .estimation.momentum_observer import MomentumObserver
+from .identification.excitation import excitation_trajectory
 from . import control
 from . import lie
 from . import safety
@@ -57,5 +58,5 @@ __all__ = [
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
     "inverse_dynamics_parameter_derivatives", "mass_matrix_configuration_derivatives",
-    "christoffel_symbols",
+    "christoffel_symbols", "excitation_trajectory",
 ]

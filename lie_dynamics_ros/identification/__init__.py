@@ -1,0 +1,1 @@
+"""Identification of a robot's dynamic parameters from data (docs/identification.md)."""
