@@ -427,9 +427,11 @@ def test_adaptive_graph_holds_then_tracks_in_lockstep(ros, tmp_path):
     simulator steps only when the controller has answered the last state, as Gazebo's
     lockstep does in-process, so the loop sees no delay whatever DDS does."""
     from std_msgs.msg import Float64MultiArray
-    params = write_yaml(tmp_path, "ac.yaml", open(share_file(
-        "config", "adaptive_controller.yaml")).read().replace(
-            "state_timeout: 0.1", "state_timeout: 0.25"))
+    # the installed parameter file plus one override (the config files hold overrides only)
+    text = open(share_file("config", "adaptive_controller.yaml")).read()
+    assert text.count("  ros__parameters:\n") == 1 and "state_timeout" not in text
+    params = write_yaml(tmp_path, "ac.yaml", text.replace(
+        "  ros__parameters:\n", "  ros__parameters:\n    state_timeout: 0.25\n"))
     with Launch("simulator.launch.py", "lockstep:=true") as sim, \
             Launch("adaptive_controller.launch.py", "use_sim_time:=true",
                    "params_file:=%s" % params,
