@@ -15,7 +15,7 @@ import pinocchio as pin
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms.geometry import mass_matrix_park
-from models import zoo
+from models import general_twin, zoo
 from oracle import Oracle, bundled, erd, rel_err
 
 TOL = 1e-9
@@ -77,7 +77,10 @@ def test_rnea_aba_crba_kinetic_energy_equal_pinocchio_with_armature(rid):
                                    rtol=0, atol=1e-12)
         if not m.has_mimic:     # the numpy reference of Park et al. (1995)
             _check(f"{rid} Park's M", mass_matrix_park(m, q), M)
-        # gravity and velocity terms do not see it
+        # gravity, velocity terms and dM/dq do not see it
+        if rid == "arm7":
+            _check("dM/dq unchanged", ldr.mass_matrix_configuration_derivatives(m, q),
+                   ldr.mass_matrix_configuration_derivatives(m0, q))
         np.testing.assert_allclose(ldr.nonlinear_effects(m, q, v),
                                    ldr.nonlinear_effects(m0, q, v), rtol=0, atol=1e-12)
 
@@ -200,6 +203,13 @@ def test_four_bar_with_armature_forward_and_inverse_agree():
     assert np.max(np.abs(A @ a + ldr.constraint_bias(m, q, v))) < 1e-9
     tau_id, _ = ldr.constrained_inverse_dynamics(m, q, v, a, actuated)
     _check("four-bar ID(FD(tau))", tau_id, tau)
+    # hybrid: the crank follows a, the passive joints take zero torque -> the crank's torque
+    mask = np.zeros(m.nv, dtype=bool)
+    mask[m.joint_v_index[m.joint_names.index("crank_joint")]] = True
+    a_full, tau_full, _ = ldr.constrained_hybrid_dynamics(m, q, v, np.where(mask, a, 0.0),
+                                                          np.where(mask, 0.0, tau), mask)
+    _check("four-bar hybrid a", a_full, a)
+    _check("four-bar hybrid tau", tau_full, tau)
 
 
 def test_simulation_conserves_energy_with_the_armature():
@@ -216,3 +226,15 @@ def test_simulation_conserves_energy_with_the_armature():
     assert np.max(np.abs(res.v[-1] - res0.v[-1])) > 1e-2
     roll = ldr.rollout(m, np.stack([q0] * 2), np.stack([v0] * 2), 0.3, 1e-3, method="rkmk4")
     np.testing.assert_allclose(roll.q[1], res.q, rtol=0, atol=1e-12)
+
+
+def test_general_joints_carry_the_armature_like_builtin_ones():
+    """Joints given as Python callables (ldr.General, filled outside the kernels) get the same
+    armature terms as their built-in twins."""
+    builtin, general = (x.with_joint_dynamics(armature=[0.2, 0.05, 0.1, 0.3])
+                        for x in general_twin(seed=2))
+    for q, v, a in _states(builtin, seed=10):
+        tau = ldr.inverse_dynamics(builtin, q, v, a)
+        _check("general rnea", ldr.inverse_dynamics(general, q, v, a), tau)
+        _check("general crba", ldr.mass_matrix(general, q), ldr.mass_matrix(builtin, q))
+        _check("general aba", ldr.forward_dynamics(general, q, v, tau), a)
