@@ -87,9 +87,10 @@ def _park_terms(model, q):
 
 
 def mass_matrix_park(model, q):
-    """M = S^T G^T J G S (Park, Bobrow & Ploen 1995, eqs. 47-51), a numpy reference."""
+    """M = S^T G^T J G S (Park, Bobrow & Ploen 1995, eqs. 47-51) + diag(armature), a numpy
+    reference."""
     S, G, Jd, _, _ = _park_terms(model, q)
-    return S.T @ G.T @ Jd @ G @ S
+    return S.T @ G.T @ Jd @ G @ S + np.diag(model.armature)
 
 
 def mass_matrix_configuration_derivatives_park(model, q):

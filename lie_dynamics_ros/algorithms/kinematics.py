@@ -50,11 +50,12 @@ def body_jacobian(model, q, frame, data=None):
 
 
 def kinetic_energy(model, q, v, data=None):
-    """1/2 v^T M(q) v, summed body by body as 1/2 V_i^T I_i V_i."""
+    """1/2 v^T M(q) v, summed body by body as 1/2 V_i^T I_i V_i, plus the armature's
+    1/2 sum armature_k v_k^2 (M's diagonal term)."""
     d = data_for(model, data)
-    _kinematics(model, d, q, v)
+    _, v = _kinematics(model, d, q, v)
     K.energies(model.mi, model.mc, model.mI, d.dv, d.dm, d.energy)
-    return _finite_energy(model, d.energy[0])
+    return _finite_energy(model, d.energy[0] + 0.5 * float(model.armature @ (v * v)))
 
 
 def potential_energy(model, q, data=None):

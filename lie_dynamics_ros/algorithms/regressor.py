@@ -19,7 +19,10 @@ Wensing's skew factor B_i(I, V), see ``kernels/dynamics.py``):
 ``C(q, v) = sum_i J_i^T (I_i Jd_i + B_i(I_i, V_i) J_i)``. Hence dM/dt = C + C^T, C(q, x) y is
 symmetric in (x, y), and it equals Pinocchio's ``computeCoriolisMatrix``. The regressor is
 
-    Y(q, v, v_r, a_r) theta = M(q) a_r + C(q, v) v_r + g(q).
+    Y(q, v, v_r, a_r) theta = M(q) a_r + C(q, v) v_r + g(q)   (- armature * a_r, see below).
+
+The columns are the rigid-body ones (Pinocchio's ``computeJointTorqueRegressor``); a model's
+armature is not in theta: ``Y theta + armature * a_r`` is the full torque.
 
 ``coriolis_matrix_ploen`` is Ploen's (1999) factorization (Proposition 1 and eq. 37,
 the matrix rebuilt from eq. 33): the same sum with B_i replaced by C̄_i(w_i), which depends
@@ -192,7 +195,7 @@ def regressor_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, Y, W, Wd, kin):
 
 @njit(**JIT)
 def slotine_li_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, tau, W, Wd, Fw, kin):
-    """tau = M a_r + C(q, v) v_r + g in O(n) (the model's own inertias), no regressor."""
+    """tau = M a_r + C(q, v) v_r + g in O(n) (the model's own inertias and armature)."""
     st = _reference_kinematics(mi, mc, mI, dv, dm, q, v, vr, ar, W, Wd, kin)
     if st != OK:
         return st
@@ -211,6 +214,7 @@ def slotine_li_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, tau, W, Wd, Fw, kin):
         mat_vec(I, Vb, y, 6, False)
         se3_ad_star_add(W[i], y, Fw[i], -0.5)
     KD.backward_wrenches(mi, dv, dm, Fw, tau)
+    KD.add_armature_torques(mi, mc, ar, tau)
     return OK
 
 
@@ -313,6 +317,10 @@ def regressor(model, q, v, v_r, a_r, data=None):
     with the Christoffel-consistent C of ``ldr.coriolis_matrix``. ``regressor(q, v, v, a)`` is
     the inverse-dynamics regressor (Pinocchio's ``computeJointTorqueRegressor``). Gravity is
     ``model.gravity``; ``model.with_gravity((0, 0, 0))`` gives the regressor of M a_r + C v_r.
+
+    Y has the rigid-body columns only (as Pinocchio's): with an armature, M's diagonal
+    carries it and ``Y @ theta + model.armature * a_r`` is the full M a_r + C v_r + g
+    (and ``inverse_dynamics``). Identification that fits the armature adds those columns.
     """
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
@@ -326,8 +334,9 @@ def regressor(model, q, v, v_r, a_r, data=None):
 
 
 def slotine_li_torques(model, q, v, v_r, a_r, data=None):
-    """M(q) a_r + C(q, v) v_r + g(q) in one O(n) recursion (the model's own inertias),
-    without forming M, C or Y. Equals ``regressor(...) @ inertial_parameters(model)``."""
+    """M(q) a_r + C(q, v) v_r + g(q) in one O(n) recursion (the model's own inertias, M with
+    its armature), without forming M, C or Y. Equals ``regressor(...) @
+    inertial_parameters(model) + model.armature * a_r``."""
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
     d = data_for(model, data)

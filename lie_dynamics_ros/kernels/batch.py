@@ -1,5 +1,6 @@
 """Row loops of the dynamics kernels: one compiled call evaluates the states lo..hi-1 on one
-Data (one worker thread). Each row gets its own status code, so a bad row is found by index."""
+Data (one worker thread). Each row gets its own status code, so a bad row is found by index.
+The rows run the per-state kernels as they are (armature included)."""
 from numba import njit
 
 from .dynamics import rnea, aba, crba, hybrid

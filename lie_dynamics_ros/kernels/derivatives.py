@@ -25,7 +25,7 @@ from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, E
 from .jit import JIT
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from .spatial import mat_vec, rigid_congruence_add
-from .dynamics import rnea, crba, world_poses
+from .dynamics import rnea, crba, world_poses, add_armature_diagonal
 from . import joints as J
 
 DIR_Q = 0
@@ -606,7 +606,7 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
                               dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
     zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
     The same composites give the mass matrix, M[t, s] = (Ic_j s_t).s (the CRBA in the world
-    frame).
+    frame), plus the armature on its diagonal.
     """
     nj = mi.shape[0] - 1
     n = dq.shape[0]
@@ -726,3 +726,4 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
                 dq[t, s] = _dot6(sw[t], yv)
                 dtv[t, s] = _dot6(sw[t], zv)
             m = mi[m, P]
+    add_armature_diagonal(mi, mc, M)

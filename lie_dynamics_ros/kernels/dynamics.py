@@ -7,8 +7,8 @@ and returns a status code.
 import numpy as np
 from numba import njit
 
-from .layout import (P, VI, NV, G, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP, TMP2,
-                     FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
+from .layout import (P, VI, NV, G, ARM, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP,
+                     TMP2, FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
                      BAD_MASK, OVERFLOW)
 from .jit import JIT
 from .lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
@@ -54,9 +54,29 @@ def _gravity_base(mc, dv):
         dv[0, A + 3 + k] = -mc[0, G + k]
 
 
+@njit(inline="always", **JIT)
+def add_armature_torques(mi, mc, a, tau):
+    """tau += armature * a: a rotor whose kinetic energy is its own spin alone (Spong 1987,
+    assumption A2) adds its reflected inertia to M's diagonal only (Pinocchio's armature)."""
+    for i in range(1, mi.shape[0]):
+        vi = mi[i, VI]
+        for k in range(mi[i, NV]):
+            tau[vi + k] += mc[i, ARM + k] * a[vi + k]
+
+
+@njit(inline="always", **JIT)
+def add_armature_diagonal(mi, mc, M):
+    """M += diag(armature) (zero on a mimic row, so each DOF gets its own once)."""
+    for i in range(1, mi.shape[0]):
+        vi = mi[i, VI]
+        for k in range(mi[i, NV]):
+            M[vi + k, vi + k] += mc[i, ARM + k]
+
+
 @njit(**JIT)
 def rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext):
-    """Inverse dynamics, Kim Table 2: tau = M a + C v + g - sum J^T f_ext."""
+    """Inverse dynamics, Kim Table 2: tau = M a + C v + g - sum J^T f_ext (M with the
+    armature on its diagonal)."""
     if kin:
         st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
@@ -84,6 +104,7 @@ def rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext):
             for k in range(6):
                 Fi[k] -= c[FEXT + k]
     backward_wrenches(mi, dv, dm, dv[:, F:F + 6], tau)
+    add_armature_torques(mi, mc, a, tau)
     return OK if _finite(tau) else OVERFLOW
 
 
@@ -152,6 +173,7 @@ def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
                     for r in range(6):
                         Fc[r, k] = tmp[r]
             j = pj
+    add_armature_diagonal(mi, mc, M)
     for k in range(M.shape[0]):
         if not np.isfinite(M[k, k]):
             return OVERFLOW
@@ -207,6 +229,7 @@ def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
                     for r in range(6):
                         acc += S[r, k] * U[r, l]
                     D[k, l] = acc
+                D[k, k] += mc[i, ARM + k]               # D = S^T I^ S + armature
             if not invert_spd(D, nv, Psi):
                 failed[0] = i
                 return SINGULAR
@@ -308,6 +331,8 @@ def _hybrid_passes(mi, mc, mI, dv, dm, v, a, tau, presc, a_out, tau_out, failed,
             for k in range(6):
                 Fi[k] += c[BH + k]
             matT_vec(S, Fi, tau_out[vi:vi + nv], nv, False)
+            for k in range(nv):
+                tau_out[vi + k] += mc[i, ARM + k] * a[vi + k]
         else:
             # qdd = Psi (tau - U^T (X Vd_p + eta) - S^T B^)
             rr = c[TMP:TMP + 6]
@@ -454,7 +479,8 @@ def add_body_coriolis(I, B, Ji, Jdi, H, C):
 
 @njit(**JIT)
 def energies(mi, mc, mI, dv, dm, out):
-    """out[0] = kinetic energy 1/2 sum V^T I V, out[1] = potential energy -sum m g . c (world)."""
+    """out[0] = the bodies' kinetic energy 1/2 sum V^T I V (the armature's 1/2 v^T diag(a) v is
+    added by the caller, who has v), out[1] = potential energy -sum m g . c (world)."""
     nj = mi.shape[0] - 1
     ke = 0.0
     pe = 0.0

@@ -8,7 +8,8 @@ The multibody steps integrate q' = q . v, v' = a(q, v) on Q x R^nv (``integrator
 explains the right action and why dexp^-1 is taken at -sigma). Free joints carry the public
 (linear, angular) velocity order of ``v`` (docs/conventions.md): the kernels read the two
 3-blocks by offset, so no permutation is needed here. Accelerations come from the articulated
-body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data.
+body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
+model's armature on M's diagonal (``kernels/dynamics.py``).
 """
 import numpy as np
 from numba import njit

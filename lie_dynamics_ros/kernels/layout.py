@@ -33,6 +33,7 @@ CONSTANTS = (
     ("AX2", "axis2", 3, "universal 2nd axis, planar in-plane axis e1"),
     ("MULT", "mimic_multiplier", 1, "mimic multiplier (1 otherwise)"),
     ("OFF", "mimic_offset", 1, "mimic offset (0 otherwise)"),
+    ("ARM", "armature", 6, "armature of the row's DOF, added to M's diagonal (0 on a mimic row)"),
 )
 G = 0   # row 0 of mc (the universe has no joint): gravity in the world frame (3)
 
@@ -59,9 +60,9 @@ MATRICES = (
     ("MSD", "motion_subspace_dot", "Sdot_i (6 x nv_i)"),
     ("MIH", "articulated_inertia", "I^_i (ABA) or the composite inertia (CRBA)"),
     ("MU", "U", "U_i = I^_i S_i (6 x nv_i)"),
-    ("MPSI", "Psi", "Psi_i = (S_i^T I^_i S_i)^-1 (nv_i x nv_i, top-left)"),
+    ("MPSI", "Psi", "Psi_i = D_i^-1 (nv_i x nv_i, top-left)"),
     ("MPI", "Pi", "Pi_i = I^_i - U_i Psi_i U_i^T (Kim Table 3)"),
-    ("MD", "D", "D_i = S_i^T I^_i S_i (nv_i x nv_i, top-left)"),
+    ("MD", "D", "D_i = S_i^T I^_i S_i + armature (nv_i x nv_i, top-left)"),
     ("MTMP", "scratch_matrix", "6x6 scratch of the kernels (meaningless between calls)"),
 )
 
@@ -84,7 +85,7 @@ NDM = len(MATRICES)
 P = _topo["P"]; K = _topo["K"]; QI = _topo["QI"]; VI = _topo["VI"]          # noqa: E702
 NQ = _topo["NQ"]; NV = _topo["NV"]; MIMIC = _topo["MIMIC"]                    # noqa: E702
 R0 = _const["R0"]; P0 = _const["P0"]; AX = _const["AX"]; AX2 = _const["AX2"]  # noqa: E702
-MULT = _const["MULT"]; OFF = _const["OFF"]                                    # noqa: E702
+MULT = _const["MULT"]; OFF = _const["OFF"]; ARM = _const["ARM"]              # noqa: E702
 WR = _vec["WR"]; WP = _vec["WP"]; SDV = _vec["SDV"]; V = _vec["V"]            # noqa: E702
 A = _vec["A"]; F = _vec["F"]; ETA = _vec["ETA"]; BH = _vec["BH"]              # noqa: E702
 BETA = _vec["BETA"]; OR = _vec["OR"]; OP = _vec["OP"]; QDD = _vec["QDD"]      # noqa: E702

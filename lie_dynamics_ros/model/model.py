@@ -155,6 +155,8 @@ class Model:
             ax, ax2 = JT.joint_axes(j.joint, j.name)
             mc[r, L.AX:L.AX + 3], mc[r, L.AX2:L.AX2 + 3] = ax, ax2
             mc[r, L.MULT], mc[r, L.OFF] = (j.mimic[1], j.mimic[2]) if j.mimic else (1.0, 0.0)
+            if j.mimic is None:     # a mimic row shares its master's DOF: counted once
+                mc[r, L.ARM:L.ARM + j.nv] = self.armature[j.v_index:j.v_index + j.nv]
         mi.flags.writeable = mc.flags.writeable = False
         #: (nj + 1, NI) int64 topology, (nj + 1, NMC) constants, (nj + 1, 6, 6) inertias
         self.mi, self.mc, self.mI = mi, mc, self._inertia
