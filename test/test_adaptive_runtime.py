@@ -1,7 +1,8 @@
 """runtime.adaptive without ROS: where the gains come from, the controller and its limits,
 enable/disable, the reference merged over the held position, the adaptation's clock, which
-parameter changes keep theta_hat, and the friction feedforward at the reference velocity v_r. Each expectation is rebuilt from the library
-controller (lie_dynamics_ros.control) or read from the config file, never copied from a run."""
+parameter changes keep theta_hat, and the friction feedforward at the reference velocity v_r.
+Each expectation is rebuilt from the library controller (lie_dynamics_ros.control) or read
+from the config file, never copied from a run."""
 import os
 from types import SimpleNamespace
 

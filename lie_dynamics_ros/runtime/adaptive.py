@@ -6,10 +6,10 @@ adaptive_controller_node converts messages around it.
 
 The friction feedforward is evaluated at Slotine-Li's reference velocity v_r = v - s, not at
 the measured v: the plant's damping D v then leaves D s, which adds to K_D in the closed loop
-M s_dot + (C + K_D + D) s = Y theta_tilde, and sign is monotone, so the Coulomb mismatch
-F_c (sign(v) - sign(v_r)) dissipates too (s^T F_c (sign(v) - sign(v_r)) >= 0): the Lyapunov
-function of Slotine & Li (1987) still decreases, up to the boundary layer |v_r| < epsilon.
-v_r is smooth where v is noisy (it holds the position error, not the velocity).
+M s_dot + (C + K_D + D) s = Y theta_tilde - F_c (sign(v) - sign(v_r)), and since sign is
+monotone, s^T F_c (sign(v) - sign(v_r)) >= 0: the Lyapunov function of Slotine & Li (1987)
+still decreases, up to the boundary layer |v_r| < epsilon. v_r carries the position error,
+not the noisy velocity.
 
 ``p`` is a namespace of the node's parameter values (ros/schemas/adaptive_controller.py).
 """
