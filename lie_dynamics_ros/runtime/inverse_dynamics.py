@@ -7,7 +7,7 @@ The friction feedforward is evaluated at the reference's velocity on the joints 
 for, at the measured velocity elsewhere. The reference's sign leads the motion: at a reversal
 it turns before the joint moves and breaks the stick, where a measured velocity stays zero
 and its feedforward with it while the joint sticks (test_inverse_dynamics_runtime's closed
-loop shows a wrist joint held by its friction).
+loop: arm7's light wrist joints stick with the measured velocity, not with the reference's).
 
 ``p`` is a namespace of the node's parameter values (ros/schemas/inverse_dynamics.py).
 """
