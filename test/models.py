@@ -95,3 +95,14 @@ def random_state(model, seed=0):
     rng = np.random.default_rng(seed)
     return (ldr.random_configuration(model, rng), rng.normal(size=model.nv),
             rng.normal(size=model.nv))
+
+
+def damped_pendulum_xml(damping, friction):
+    """The bundled double pendulum's URDF text with <dynamics damping friction> on both
+    joints (for the nodes, which take a model as URDF)."""
+    with open(os.path.join(URDF_DIR, "double_pendulum.urdf")) as f:
+        xml = f.read()
+    limit = 'effort="100" velocity="50"/>'
+    assert xml.count(limit) == 2
+    return xml.replace(limit, limit + '\n    <dynamics damping="%r" friction="%r"/>'
+                       % (damping, friction))

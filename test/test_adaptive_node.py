@@ -22,6 +22,7 @@ from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 import lie_dynamics_ros as ldr  # noqa: E402
+from models import bundled, damped_pendulum_xml  # noqa: E402
 from lie_dynamics_ros.control import AdaptiveGains, AdaptiveSlotineLiController  # noqa: E402
 from lie_dynamics_ros.ros import adaptive_demo as demo  # noqa: E402
 from lie_dynamics_ros.ros import conversions as cv  # noqa: E402
@@ -383,3 +384,28 @@ def test_gains_come_from_parameters_else_the_robots_gains_file_else_built_in(ros
     assert arm.set_parameters([Parameter("gains_file", value=str(f))])[0].successful
     assert (arm.controller.gains.K_D == 3.0).all()
 
+
+
+def test_compensate_friction_is_declared_and_acts_at_the_reference_velocity(ros):
+    node = make_node(ros, robot_description=damped_pendulum_xml(0.5, 0.3), adapt=False,
+                     clamp_efforts=False)
+    assert node.p.compensate_friction and node.p.friction_velocity_epsilon == 0.02
+    loop = Loop(ros)
+    assert loop.ready(node)
+    model = bundled("double_pendulum.urdf")           # the same robot without <dynamics>
+    q1, v = np.array([0.3, -0.4]), np.array([0.2, -0.1])
+    assert loop.ask(q1, v, names=list(model.joint_names)) is not None   # holds q1
+    g = node.controller.gains
+    ref = AdaptiveSlotineLiController(model, AdaptiveGains(g.Lambda, g.K_D, g.Gamma),
+                                      payload_only=True, adapt=False)
+    q2 = q1 + np.array([0.05, -0.0001])
+    v_r = -g.Lambda * (q2 - q1)                       # v_d = 0: the held position
+    assert abs(v_r[0]) > 0.02 > abs(v_r[1])
+    rigid = ref.step(0.0, q2, v, q1, np.zeros(2), np.zeros(2), 0.0)
+    out = loop.ask(q2, v, names=list(model.joint_names))
+    np.testing.assert_allclose(out.effort, rigid + 0.5 * v_r + 0.3 * np.clip(v_r / 0.02, -1, 1),
+                               atol=1e-9)
+    assert all(r.successful for r in node.set_parameters(
+        [Parameter("compensate_friction", value=False)]))
+    np.testing.assert_allclose(loop.ask(q2, v, names=list(model.joint_names)).effort, rigid,
+                               atol=1e-9)

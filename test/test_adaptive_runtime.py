@@ -1,7 +1,8 @@
 """runtime.adaptive without ROS: where the gains come from, the controller and its limits,
-enable/disable, the reference merged over the held position, the adaptation's clock, and
-which parameter changes keep theta_hat. Each expectation is rebuilt from the library
-controller (lie_dynamics_ros.control) or read from the config file, never copied from a run."""
+enable/disable, the reference merged over the held position, the adaptation's clock, which
+parameter changes keep theta_hat, and the friction feedforward at the reference velocity v_r.
+Each expectation is rebuilt from the library controller (lie_dynamics_ros.control) or read
+from the config file, never copied from a run."""
 import os
 from types import SimpleNamespace
 
@@ -28,7 +29,8 @@ def params(**kw):
     p = dict(lambda_gains=[], kd_gains=[], gamma_gains=[], gains_file="", adapt=True,
              payload_only=True, adapt_body="", projection=True, initial_parameters=[],
              effort_limits=[], compensate_gravity=True, gravity=[0.0, 0.0, -9.81],
-             max_dt=0.05, joints=[], monitor_decimation=1, start_enabled=True)
+             max_dt=0.05, joints=[], monitor_decimation=1, start_enabled=True,
+             compensate_friction=True, friction_velocity_epsilon=0.02)
     p.update(kw)
     return SimpleNamespace(**p)
 
@@ -245,3 +247,27 @@ def test_a_new_robot_forgets_reference_and_hold(pend):
     assert rt.reference is not None and rt.hold is not None
     rt.install(setup, new_model=True)
     assert rt.reference is None and rt.hold is None and rt.last_t_ns is None
+
+
+def test_friction_feedforward_is_added_at_the_reference_velocity(pend):
+    real = pend.with_joint_dynamics(damping=[0.6, 0.3], friction=[0.9, 0.5])
+    p = params()
+    rt = runtime(real, p)
+    ref = reference_controller(rt.setup.model, p)
+    lam = resolve_gains(p, None)[0].lambda_gains[0]
+    q0 = np.array([0.2, -0.4])
+    rt.set_reference(Reference(q0, [True, True]))     # q_d = q0 + t, v_d = 1
+    t_ns = 100_000_000
+    q_d = q0 + 0.1
+    q = q_d + np.array([0.0995, 0.3])                  # v_r = 1 - lam e: 0.005 and -2
+    v = np.array([-0.4, 0.7])
+    v_r = 1.0 - lam * (q - q_d)
+    assert abs(v_r[0]) < 0.02 < abs(v_r[1])           # one inside the boundary layer
+    sat = np.clip(v_r / 0.02, -1.0, 1.0)
+    expected = ref.step(0.1, q, v, q_d, np.ones(2), np.zeros(2), 0.0) + (
+        real.joint_damping * v_r + real.joint_friction * sat)
+    np.testing.assert_allclose(rt.torques(t_ns, q, v, 0), expected, atol=1e-12)
+    rt.configure(params(compensate_friction=False))    # acts without a rebuild
+    np.testing.assert_allclose(rt.torques(t_ns, q, v, 0),
+                               ref.step(0.1, q, v, q_d, np.ones(2), np.zeros(2), 0.0),
+                               atol=1e-12)

@@ -1,6 +1,7 @@
 """runtime.observer without ROS: which torques the momentum observer is given, the contact flag
-and its rising edges, and the checks naming what is wrong. A held pose makes the external
-torque known exactly: with q fixed and v = 0, tau + tau_ext = g(q)."""
+and its rising edges, the checks naming what is wrong, and the subtraction of the joints' own
+damping and friction. A held pose makes the external torque known exactly: with q fixed and
+v = 0, tau + tau_ext = g(q)."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,7 +19,7 @@ DT_NS = 1_000_000
 
 def params(**kw):
     p = dict(observer_gain=[50.0], contact_threshold=[2.0], joints=[],
-             gravity=[0.0, 0.0, -9.81])
+             gravity=[0.0, 0.0, -9.81], compensate_friction=True)
     p.update(kw)
     return SimpleNamespace(**p)
 
@@ -104,3 +105,36 @@ def test_bad_configuration_is_refused_and_named(pend, floating):
     with pytest.raises(ValueError, match="dt must be a positive number"):
         rt.update(DT_NS, Q, np.zeros(2))
         rt.update(DT_NS, Q, np.zeros(2))           # the same stamp again: dt = 0
+
+
+def observe(rt, res):
+    """Feed the simulated states (1 ms apart, torque_source joint_states with zero applied
+    torques) -> (r (k, 2), contact flags (k,))."""
+    out = [rt.update((k + 1) * DT_NS, q, v, np.zeros(2)) for k, (q, v) in
+           enumerate(zip(res.q, res.v))]
+    return np.array([r for r, _, _ in out]), np.array([c for _, c, _ in out])
+
+
+def test_a_damped_robot_in_free_motion_is_not_a_contact_but_a_push_is(pend):
+    """The pendulum falls from rest with joint damping and Coulomb friction, simulated with
+    them (ldr.simulate, joint_friction=True), nothing applied. Their torques reach about 1.6
+    and 1 N m; subtracted, the residual stays below 0.1 N m. A real 2 N m push on joint2 after
+    1 s is still flagged, on joint2 only."""
+    real = pend.with_joint_dynamics(damping=[0.5, 0.3], friction=[0.3, 0.2])
+    q0, threshold = np.array([1.2, -0.5]), 1.0
+    free = ldr.simulate(real, q0, np.zeros(2), 2.0, dt=1e-3, joint_friction=True)
+    peak = np.abs(ldr.friction_torques(real, free.v)).max(axis=0)
+    assert (peak > threshold).any()                   # unmodelled, they would look like contact
+    r, flags = observe(observed("joint_states", real, contact_threshold=[threshold]), free)
+    assert not flags.any() and np.abs(r).max() < 0.2 * threshold
+    r, flags = observe(observed("joint_states", real, contact_threshold=[threshold],
+                                compensate_friction=False), free)
+    assert flags.any()
+    tau_ext = np.array([0.0, 2.0])
+    pushed = ldr.simulate(real, q0, np.zeros(2), 2.0, dt=1e-3, joint_friction=True,
+                          tau=lambda t, q, v: tau_ext if t >= 1.0 else np.zeros(2))
+    rt = observed("joint_states", real, contact_threshold=[threshold])
+    r, flags = observe(rt, pushed)
+    assert not flags[:1000].any() and flags[1100:].all()
+    assert rt.contacts == 1 and rt.observer.contact_joints() == ["joint2"]
+    np.testing.assert_allclose(r[-1], tau_ext, atol=0.1 * threshold)

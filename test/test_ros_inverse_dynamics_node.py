@@ -16,6 +16,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 import lie_dynamics_ros as ldr  # noqa: E402
+from models import bundled, damped_pendulum_xml  # noqa: E402
 from lie_dynamics_ros.ros import conversions as cv  # noqa: E402
 from lie_dynamics_ros.ros.inverse_dynamics_node import InverseDynamicsNode  # noqa: E402
 
@@ -199,3 +200,19 @@ def test_model_from_transient_local_robot_description_topic(ros):
     out = ex.ask(model.joint_names, q, v)
     np.testing.assert_allclose(out.effort, ldr.inverse_dynamics(model, q, v, np.zeros(2)),
                                atol=TOL)
+
+
+def test_compensate_friction_is_declared_and_adds_the_urdfs_friction(ros):
+    node = _node(ros, robot_description=damped_pendulum_xml(0.5, 0.3))
+    assert node.p.compensate_friction and node.p.friction_velocity_epsilon == 0.02
+    model = bundled("double_pendulum.urdf")          # the same robot without <dynamics>
+    ex = Exchange(ros)
+    assert wait_matched(ros, pub=ex.pub, sub=ex.sub)
+    q, v = np.array([0.3, -0.4]), np.array([0.4, -0.01])   # joint2 inside the 0.02 layer
+    rigid = ldr.inverse_dynamics(model, q, v, np.zeros(2))
+    out = ex.ask(model.joint_names, q, v)
+    np.testing.assert_allclose(out.effort, rigid + 0.5 * v + 0.3 * np.array([1.0, -0.5]),
+                               atol=TOL)
+    assert all(r.successful for r in node.set_parameters(
+        [Parameter("compensate_friction", value=False)]))
+    np.testing.assert_allclose(ex.ask(model.joint_names, q, v).effort, rigid, atol=TOL)

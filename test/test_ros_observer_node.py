@@ -3,7 +3,9 @@
 The simulator (stepped in lockstep by the test) holds arm7 with gravity torques; a
 geometry_msgs/WrenchStamped on its ``external_wrench`` topic pushes the flange. The observer
 reads joint_states (with the applied torques in the effort field) and must report J^T f
-within its time constant, flag the contact within 20 ms, and flag nothing before.
+within its time constant, flag the contact within 20 ms, and flag nothing before. A damped
+pendulum's free fall, fed as joint states, is no contact with compensate_friction and is one
+without.
 """
 import numpy as np
 
@@ -16,6 +18,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
 import lie_dynamics_ros as ldr  # noqa: E402
+from models import bundled, damped_pendulum_xml  # noqa: E402
 from lie_dynamics_ros.ros import conversions as cv  # noqa: E402
 from lie_dynamics_ros.ros.external_torque_observer_node import \
     ExternalTorqueObserverNode  # noqa: E402
@@ -72,3 +75,33 @@ def test_observer_estimates_an_external_wrench_and_detects_contact_within_20_ms(
     assert obs.contacts == 1 and obs.dropped == 0
     print("contact detected %.0f ms after the wrench (K_O %.0f /s, threshold %.1f N m)"
           % (delay_ms, GAIN, THRESHOLD))
+
+
+def test_compensate_friction_is_declared_and_keeps_a_damped_free_fall_from_a_contact(ros):
+    obs = ros.add(ExternalTorqueObserverNode(context=ros.context, parameter_overrides=_params(
+        robot_description=damped_pendulum_xml(2.0, 0.3), torque_source="joint_states",
+        observer_gain=[50.0], contact_threshold=[1.0])))
+    assert obs.p.compensate_friction
+    real = bundled("double_pendulum.urdf").with_joint_dynamics(damping=2.0, friction=0.3)
+    fall = ldr.simulate(real, np.array([1.2, -0.5]), np.zeros(2), 0.3, dt=2e-3)
+    contact = []
+    ros.node.create_subscription(Bool, "contact", contact.append, QoSProfile(depth=1000))
+    pub = ros.node.create_publisher(JointState, "joint_states", 10)
+    assert ros.spin_until(lambda: pub.get_subscription_count() > 0
+                          and obs.contact_pub.get_subscription_count() > 0, 20)
+    stamp = 1_000_000_000
+
+    def feed():
+        nonlocal stamp
+        flags = []
+        for q, v in zip(fall.q, fall.v):
+            stamp += 2_000_000
+            n = len(contact)
+            msg = cv.make_joint_state(list(real.joint_names), stamp, q, v, np.zeros(2))
+            assert ros.request(lambda: pub.publish(msg), lambda: len(contact) > n, 10)
+            flags.append(contact[-1].data)
+        return np.array(flags)
+    assert not feed().any()
+    assert all(r.successful for r in obs.set_parameters(
+        [Parameter("compensate_friction", value=False)]))
+    assert feed().any()

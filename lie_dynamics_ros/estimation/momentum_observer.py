@@ -14,10 +14,18 @@ tau_ext with bandwidth K_O (1/s), which needs no acceleration and no inverse of 
 Discretization: the integral is advanced with the integrand of the previous sample (explicit
 Euler) and the torque applied over the interval, which matches a simulator's semi-implicit step
 up to O(dt) in the change of M.
+
+Joint friction: a drive's own damping and Coulomb friction f(qd) = D qd + F_c sign(qd)
+(``ldr.friction_torques``) act like an external torque -f(qd); unmodelled, they would raise r
+and a contact flag in every fast free motion. With ``friction`` on they are taken off the
+applied torque, at the velocity that ends the interval (the simulator's damping and friction
+are implicit, at the step's end velocity). At rest, static friction holds anything up to F_c,
+which no model of the velocity says: the threshold must stay above the joints' F_c.
 """
 import numpy as np
 
 from ..algorithms.dynamics import coriolis_matrix, gravity_torques, mass_matrix
+from ..algorithms.joint_friction import friction_torques
 from ..errors import InputError
 
 
@@ -38,14 +46,17 @@ class MomentumObserver:
         gain: K_O (1/s), a scalar or one per joint; the estimate's time constant is 1/K_O.
             The explicit update needs gain * dt < 1.
         threshold: contact when some |r_i| exceeds threshold_i (N m or N), scalar or per joint.
+        friction: subtract the model's joint damping and Coulomb friction from the applied
+            torques (no effect on a model without them).
     """
 
-    def __init__(self, model, gain=100.0, threshold=2.0):
+    def __init__(self, model, gain=100.0, threshold=2.0, friction=True):
         if model.nq != model.nv:
             raise InputError("the momentum observer needs nq == nv (1-DOF joints)")
         self.model = model
         self.gain = _per_joint(gain, model.nv, "gain")
         self.threshold = _per_joint(threshold, model.nv, "threshold")
+        self.friction = bool(friction)
         self.reset()
 
     def reset(self):
@@ -78,6 +89,8 @@ class MomentumObserver:
                 raise InputError("dt must be a positive number, got %r" % (dt,))
             if tau.shape != (self.model.nv,) or not np.isfinite(tau).all():
                 raise InputError("tau must be %d finite numbers" % self.model.nv)
+            if self.friction:
+                tau = tau - friction_torques(self.model, v)
             self.integral += (tau + self._integrand + self.r) * dt
             self.r = self.gain * (p - self.integral - self.p0)
         self._integrand = self._drift(q, v)

@@ -1,7 +1,15 @@
 """The adaptive Slotine-Li controller's runtime (the law: ``lie_dynamics_ros.control``,
 Slotine & Li 1987): where its gains come from, the controller and its effort limits,
-enable/disable, the reference merged over the held position, and which parameter changes
-rebuild what (theta_hat carried over). adaptive_controller_node converts messages around it.
+enable/disable, the reference merged over the held position, the joint-friction feedforward,
+and which parameter changes rebuild what (theta_hat carried over).
+adaptive_controller_node converts messages around it.
+
+The friction feedforward is evaluated at Slotine-Li's reference velocity v_r = v - s, not at
+the measured v: the plant's damping D v then leaves D s, which adds to K_D in the closed loop
+M s_dot + (C + K_D + D) s = Y theta_tilde - F_c (sign(v) - sign(v_r)), and since sign is
+monotone, s^T F_c (sign(v) - sign(v_r)) >= 0: the Lyapunov function of Slotine & Li (1987)
+still decreases, up to the boundary layer |v_r| < epsilon. v_r carries the position error,
+not the noisy velocity.
 
 ``p`` is a namespace of the node's parameter values (ros/schemas/adaptive_controller.py).
 """
@@ -10,7 +18,8 @@ from types import SimpleNamespace
 import numpy as np
 
 import lie_dynamics_ros as ldr
-from ..control import AdaptiveGains, AdaptiveSlotineLiController
+from ..control import (AdaptiveGains, AdaptiveSlotineLiController, friction_feedforward,
+                       has_joint_friction)
 from ..safety import TorqueGuard
 from ..safety.inputs import broadcast_values
 from .commanding import command_columns, rest_pose, torque_guard
@@ -157,6 +166,7 @@ class AdaptiveRuntime:
     def configure(self, p):
         """The parameters that act without a rebuild."""
         self.max_dt, self.monitor_every = p.max_dt, p.monitor_decimation
+        self.friction_epsilon = p.friction_velocity_epsilon if p.compensate_friction else None
         if self.setup is not None:
             self.setup.controller.adapt = p.adapt
 
@@ -210,7 +220,8 @@ class AdaptiveRuntime:
         """Torques answering the state (q, v) stamped ``stamp_ns`` (0: unstamped, the receive
         time ``now_ns`` is used), or None while disabled (the stamp is then accepted as is).
         The adaptation integrates dt only when 0 < dt <= max_dt and not across a state
-        timeout. ValueError if the controller refuses the state."""
+        timeout. With compensate_friction, plus the friction feedforward at v_r = v - s.
+        ValueError if the controller refuses the state."""
         s = self.setup
         if not self.enabled:
             s.inputs.accept(stamp_ns)
@@ -224,7 +235,11 @@ class AdaptiveRuntime:
             dt = (t_ns - self.last_t_ns) * 1e-9
             if not 0.0 < dt <= self.max_dt:
                 dt = 0.0
-        return s.controller.step(t_ns * 1e-9, q, v, q_d, v_d, a_d, dt)
+        tau = s.controller.step(t_ns * 1e-9, q, v, q_d, v_d, a_d, dt)
+        if self.friction_epsilon is None or not has_joint_friction(s.model):
+            return tau
+        v_r = v - s.controller.state.s
+        return tau + friction_feedforward(s.model, v_r, self.friction_epsilon)
 
     def commanded(self, stamp_ns, now_ns):
         """The torques of ``torques`` went out: the adaptation's clock moves on. True when

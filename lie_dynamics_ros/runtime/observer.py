@@ -16,14 +16,15 @@ from .robot import joint_state_reason
 TORQUE_SOURCES = ("command", "joint_states")
 
 #: parameters whose change rebuilds the observer
-REBUILD = {"observer_gain", "contact_threshold", "gravity"}
+REBUILD = {"observer_gain", "contact_threshold", "gravity", "compensate_friction"}
 
 
 def build_observer(model, p):
-    """MomentumObserver of ``model`` with the gravity, gain and threshold of ``p``
-    (ValueError naming a bad gain or threshold)."""
+    """MomentumObserver of ``model`` with the gravity, gain, threshold and friction
+    subtraction of ``p`` (ValueError naming a bad gain or threshold)."""
     return MomentumObserver(model.with_gravity(np.array(p.gravity, dtype=float)),
-                            gain=p.observer_gain, threshold=p.contact_threshold)
+                            gain=p.observer_gain, threshold=p.contact_threshold,
+                            friction=p.compensate_friction)
 
 
 class ObserverRuntime:

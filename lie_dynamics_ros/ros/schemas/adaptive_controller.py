@@ -1,7 +1,8 @@
 """Parameters of adaptive_controller_node (node name adaptive_controller); docs/control.md."""
 from lie_dynamics_ros.ros.parameters import Param, schema
 from lie_dynamics_ros.ros.schemas.checks import empty_or_positive_values, three_values
-from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS, MODEL_SOURCE, SPIN
+from lie_dynamics_ros.ros.schemas.common import (GUARD, INPUTS, MODEL_SOURCE, SPIN,
+                                                friction_feedforward)
 
 
 PARAMS = [
@@ -58,7 +59,8 @@ PARAMS = [
           read_only=True),
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped messages, clamping)."),
-]
+] + friction_feedforward(
+    "Slotine-Li's reference velocity v_r = v_d - Lambda e (so that the damping adds to K_D)")
 
 #: everything adaptive_controller_node declares
 SCHEMA = schema(MODEL_SOURCE, PARAMS, GUARD, INPUTS, SPIN)

@@ -28,6 +28,23 @@ SPIN = [
           "(docs/ros.md, Latency).", read_only=True, min=0, max=99),
 ]
 
+def friction_feedforward(velocity):
+    """The joint-friction compensation of a feedforward node (control/friction_feedforward.py),
+    evaluated at ``velocity`` (said in the description)."""
+    return [
+        Param("compensate_friction", True, "bool",
+              "Add the model's joint damping and Coulomb friction (URDF <dynamics damping "
+              "friction>, model.with_joint_dynamics) at %s to the torques: what the drives "
+              "spend on them. No effect on a model without them. False for drives whose "
+              "firmware compensates friction already." % velocity),
+        Param("friction_velocity_epsilon", 0.02, "double",
+              "Half-width (rad/s or m/s) of the boundary layer that smooths the Coulomb sign "
+              "of compensate_friction: friction * sat(v / epsilon), exact above it, so that "
+              "velocity noise at rest does not chatter the torque. 0: the exact sign(v).",
+              min=0.0),
+    ]
+
+
 #: the commanding nodes' torque guard (ros/command_guard.py, lie_dynamics_ros.safety)
 GUARD = [
     Param("state_timeout", 0.1, "double",

@@ -21,6 +21,11 @@ PARAMS = [
           read_only=True),
     Param("gravity", [0.0, 0.0, -9.81], "double_array", "Gravity in the world frame, m/s^2.",
           check=three_values),
+    Param("compensate_friction", True, "bool",
+          "Subtract the model's joint damping and Coulomb friction at the measured velocity "
+          "(ldr.friction_torques) from the applied torques before estimating, so that a "
+          "joint's own friction is not flagged as a contact. No effect on a model without "
+          "them."),
     Param("log_throttle_sec", 2.0, "double",
           "Minimum period of repeated warnings (dropped messages)."),
 ]

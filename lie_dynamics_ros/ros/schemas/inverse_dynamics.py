@@ -1,7 +1,8 @@
 """Parameters of inverse_dynamics_node (node name inverse_dynamics); docs/ros.md."""
 from lie_dynamics_ros.ros.parameters import Param, schema
 from lie_dynamics_ros.ros.schemas.checks import three_values
-from lie_dynamics_ros.ros.schemas.common import GUARD, INPUTS, MODEL_SOURCE, SPIN
+from lie_dynamics_ros.ros.schemas.common import (GUARD, INPUTS, MODEL_SOURCE, SPIN,
+                                                friction_feedforward)
 
 PARAMS = [
     Param("compensate_gravity", True, "bool",
@@ -24,7 +25,10 @@ PARAMS = [
           "Closed-loop mechanisms: the actuated joints. The node then publishes the torques of "
           "Kim's constrained inverse dynamics (zero on passive joints); the passive joints' "
           "velocities and accelerations follow from the closures."),
-]
+] + friction_feedforward(
+    "the reference's velocity on the joints it gives one for (its sign turns before the joint "
+    "moves, breaking a stick), the measured velocity elsewhere (on a closed loop, the "
+    "actuated joints' own friction; a passive joint with friction is then refused)")
 
 #: everything inverse_dynamics_node declares
 SCHEMA = schema(MODEL_SOURCE, PARAMS, GUARD, INPUTS, SPIN)
