@@ -5,7 +5,7 @@ I about the body origin) is physical iff the 4x4 pseudo-inertia
 
     P(theta) = [[Sigma, h], [h^T, m]],   Sigma = tr(I)/2 1 - I,   h = m c
 
-is positive semidefinite (Wensing, Kim & Slotine 2018: the pseudo-inertia condition).
+is positive semidefinite (Wensing, Kim & Slotine 2017: the pseudo-inertia condition).
 
 * ``log_cholesky_to_parameters``: the log-Cholesky map of Rucker & Wensing (2022),
   P = U U^T with U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3],

@@ -3,7 +3,7 @@
 The solve (docs/identification.md):
 1. The stacked regressor (``regressors.py``) and its structural base parameters.
 2. Each joint's rows are weighted by 1 / sigma_j, sigma_j the residual RMS of an ordinary
-   least-squares fit (Gautier & Khalil's weighted least squares): joints with loud torques
+   least-squares fit (Gautier & Poignet 2001): joints with loud torques
    do not drown quiet ones.
 3. Physically consistent (default): every body's parameters are the log-Cholesky image of
    10 free numbers (``consistency.py``), friction and armature bounded below by 0, and

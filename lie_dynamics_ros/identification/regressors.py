@@ -3,7 +3,7 @@
 Rows: one per sample and DOF (sample-major). Columns: the 10 standard parameters of every body
 (``ldr.regressor(model, q, v, v, a)``, ``ldr.parameter_names``), then per 1-DOF joint a viscous
 damping column (v), a Coulomb column (sign v) and, on request, an armature column (a): the
-torque is linear in all of them (Gautier & Khalil 1990; Atkeson, An & Hollerbach 1986).
+torque is linear in all of them (Atkeson, An & Hollerbach 1986; Gautier & Khalil 1990).
 
 Base parameters: a regressor has structurally dependent columns (a body whose motion never
 shows a parameter, bodies whose parameters only appear summed). QR with column pivoting of the

@@ -209,7 +209,7 @@ class Model:
         """A model with these body inertias: ``theta`` (10 * njoints,) as
         ``ldr.inertial_parameters`` (per body m, m c, I about the body origin, Pinocchio's
         order). Each body must be physical: its pseudo-inertia [[tr(I)/2 1 - I, m c], [m c^T,
-        m]] positive semidefinite (Wensing, Kim & Slotine 2018). InputError naming the
+        m]] positive semidefinite (Wensing, Kim & Slotine 2017). InputError naming the
         body otherwise. Everything else (joints, friction, armature, loops) is kept."""
         try:
             th = np.asarray(theta, dtype=float).reshape(-1)
