@@ -121,6 +121,36 @@ def test_written_urdf_loads_in_pinocchio_and_agrees_with_predict(case, tmp_path)
     np.testing.assert_allclose(back.joint_damping, res.model.joint_damping, rtol=1e-12)
 
 
+def test_written_urdf_loads_in_mujoco_with_the_same_dynamics(case, tmp_path):
+    """MuJoCo (welded links fused, geometry dropped) reads the identified inertias, damping
+    and frictionloss: its inverse dynamics without the frictionloss constraint equals our
+    rigid-body torque plus damping * v."""
+    mujoco = pytest.importorskip("mujoco")
+    import xml.etree.ElementTree as ET
+    name, _, cad, _, res = case
+    out = str(tmp_path / f"{name}_identified.urdf")
+    res.write_urdf(out)
+    root = ET.parse(out).getroot()
+    for link in root.findall("link"):
+        for tag in ("visual", "collision"):
+            for e in link.findall(tag):
+                link.remove(e)
+    ET.SubElement(ET.SubElement(root, "mujoco"), "compiler", discardvisual="true",
+                  fusestatic="true", inertiafromgeom="false")
+    m = mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
+    m.opt.gravity[:] = cad.gravity
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
+    np.testing.assert_allclose(m.dof_damping, res.model.joint_damping, rtol=1e-12)
+    np.testing.assert_allclose(m.dof_frictionloss, res.model.joint_friction, rtol=1e-12)
+    d = mujoco.MjData(m)
+    q, v, a = sines(cad, 10, 5.0, seed=3)
+    for k in range(len(q)):
+        d.qpos[:], d.qvel[:], d.qacc[:] = q[k], v[k], a[k]
+        mujoco.mj_inverse(m, d)
+        ours = ldr.inverse_dynamics(res.model, q[k], v[k], a[k]) + res.model.joint_damping * v[k]
+        np.testing.assert_allclose(d.qfrc_inverse, ours, rtol=0, atol=1e-10 * np.abs(ours).max())
+
+
 def test_write_urdf_keeps_the_rest_of_the_file_and_zeroes_merged_links(tmp_path):
     """arm7's hand is welded to link 7 by fixed joints: the identified body inertia goes into
     the moving joint's child link (panda_link7), the welded links get mass 0."""
@@ -145,6 +175,8 @@ def test_write_urdf_keeps_the_rest_of_the_file_and_zeroes_merged_links(tmp_path)
     for tag in ("visual", "collision", "transmission", "gazebo"):
         assert len(list(new.iter(tag))) == len(list(src.iter(tag))), tag
     assert [j.get("name") for j in new.iter("joint")] == [j.get("name") for j in src.iter("joint")]
+    with open(path) as f, open(out) as g:
+        assert f.read().count("<!--") == g.read().count("<!--") > 0          # comments kept
     assert float(new.find("link[@name='panda_link7']/inertial/mass").get("value")) == \
         pytest.approx(ldr.inertial_parameters(res.model)[60])
 
@@ -190,7 +222,10 @@ def test_geometric_prior_keeps_unexcited_parameters_nearer_the_truth():
     err = {}
     for prior in ("geometric", "euclidean"):
         res = ldr.identify(cad, q, v, a, tau, friction=False, prior=prior)
-        assert len(res.report.undetermined) > 10              # the data leave these free
+        rep = res.report
+        assert len(rep.undetermined) > 10                     # the data leave these free
+        assert all(np.isinf(sd) == (n in rep.undetermined)
+                   for n, sd in zip(rep.base_names, rep.base_std))
         err[prior] = np.sqrt(np.mean((inertial(res.model) - ref) ** 2))
     err["cad"] = np.sqrt(np.mean((inertial(cad) - ref) ** 2))
     assert err["geometric"] < err["euclidean"] < err["cad"], err

@@ -2,8 +2,8 @@
 
 Only ``<inertial>`` of the moving bodies' links and ``<dynamics>`` of the joints change;
 everything else (visuals, collisions, transmissions, gazebo and ros2_control tags, comments)
-is kept as ElementTree reads it (attribute order and comments survive, whitespace inside tags
-and the XML declaration's quotes may not).
+is kept: comments, the XML declaration and attribute order survive, whitespace inside tags
+may not.
 
 Links merged by fixed joints: the model holds one inertia per moving body, the sum of the
 links welded to it. The identified body inertia is written into the body's own link (the
@@ -12,6 +12,7 @@ loader that lumps fixed joints (ours, Pinocchio, Gazebo, MuJoCo) sees the same b
 inertial is written rather than none, since MuJoCo would infer a missing one from the geoms.
 """
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -21,16 +22,25 @@ from ..errors import InputError
 from . import consistency as C
 
 
+_PROLOGUE = re.compile(r"<!--.*?-->|<robot[\s>/]", re.DOTALL)
+
+
 def _read(source):
+    """(prologue text before <robot>: declaration and leading comments, which ElementTree
+    drops; the element tree, comments inside kept)."""
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
+    if isinstance(source, bytes):
+        source = source.decode()
+    if not (isinstance(source, str) and source.lstrip().startswith("<")):
+        if not (isinstance(source, str) and os.path.isfile(source)):
+            raise InputError(f"source URDF {source!r} is not a file nor URDF text")
+        with open(source, encoding="utf-8") as f:
+            source = f.read()
+    start = next((m.start() for m in _PROLOGUE.finditer(source)
+                  if not m.group().startswith("<!--")), 0)
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
-    if isinstance(source, (bytes, str)) and (source[:100].lstrip().startswith(
-            b"<" if isinstance(source, bytes) else "<")):
-        return ET.ElementTree(ET.fromstring(source, parser=parser))
-    if not os.path.isfile(source):
-        raise InputError(f"source URDF {source!r} is not a file nor URDF text")
-    return ET.parse(source, parser=parser)
+    return source[:start], ET.fromstring(source, parser=parser)
 
 
 def _fmt(x):
@@ -61,8 +71,7 @@ def write_urdf(model, source, path):
     damping/friction to ``path``; returns ``path``. Refuses a non-physical body."""
     theta = inertial_parameters(model).reshape(-1, N_PARAMS)
     C.check_physical(theta, model.body_names)
-    tree = _read(source)
-    root = tree.getroot()
+    prologue, root = _read(source)
     links = {el.get("name"): el for el in root.findall("link")}
     joints = {el.get("name"): el for el in root.findall("joint")}
     for k, body in enumerate(model.body_names):
@@ -83,5 +92,6 @@ def write_urdf(model, source, path):
             dyn = ET.SubElement(el, "dynamics")
         dyn.set("damping", _fmt(j.dynamics[0]))
         dyn.set("friction", _fmt(j.dynamics[1]))
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(prologue + ET.tostring(root, encoding="unicode") + "\n")
     return path
