@@ -23,8 +23,6 @@ The solve (docs/identification.md):
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import qr
-from scipy.optimize import least_squares
 
 from ..algorithms.dynamics import inverse_dynamics
 from ..algorithms.joint_friction import friction_torques
@@ -117,6 +115,7 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
         raise InputError(f"prior_weight must be a number, got {prior_weight!r}") from None
     if not (np.isfinite(prior_weight) and prior_weight >= 0):
         raise InputError(f"prior_weight must be finite and >= 0, got {prior_weight}")
+    from scipy.linalg import qr      # here: `import lie_dynamics_ros` does not load scipy
     q, v, a, tau = _samples(model, q, v, a, tau)
     friction, armature = bool(friction), bool(armature)
     N, nv = v.shape
@@ -156,8 +155,8 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
     if undetermined and prior is None:
         raise InputError(
             f"the motion does not excite {len(undetermined)} of the {B.size} base parameters "
-            f"(condition number {cond:.3g}): {[names[k] for k in undetermined][:8]}; use a "
-            "richer trajectory (ldr excitation) or a prior (prior='geometric')")
+            f"(condition number {cond:.3g}): {[names[k] for k in undetermined][:8]}; move "
+            "more joints, faster and over more of their range, or use prior='geometric'")
 
     theta_cad = inertial_parameters(model)
     extra0 = _extra_start(model, beta0, B, nr, names, friction, armature)
@@ -167,8 +166,10 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
     else:
         (theta, extra), converged = _linear_fit(model, Ww, yw, theta_cad, nr), True
     try:
-        C.check_physical(theta, model.body_names)
+        C.check_physical(theta, model.body_names)      # never a non-physical model or URDF
     except InputError as e:
+        if consistent:
+            raise
         raise InputError(f"{e}; least squares (consistent=False) does not keep bodies "
                          "physical, identify with consistent=True") from None
     ident = _model_with(model, theta, extra, friction, armature)
@@ -219,6 +220,7 @@ def _upper(friction, armature, n):
 
 def _consistent_fit(model, Ww, yw, theta_cad, extra0, nr, prior, prior_weight, friction,
                     armature):
+    from scipy.optimize import least_squares
     nb = model.njoints
     # ||Ww x - yw||^2 = ||R x - Q^T yw||^2 + const: the solver sees p rows, not N nv
     Q, R = np.linalg.qr(Ww)

@@ -12,7 +12,6 @@ column-normalized regressor of random states (Gautier 1991) keeps the columns wi
 dropped ones, beta = theta_B + K theta_D with K = R_11^{-1} R_12.
 """
 import numpy as np
-from scipy.linalg import qr, solve_triangular
 
 from ..algorithms.configuration import random_configuration
 from ..algorithms.regressor import N_PARAMS, parameter_names, regressor
@@ -62,6 +61,7 @@ def stacked_regressor(model, q, v, a, friction, armature):
 def base_columns(model, friction, armature, samples=None, seed=0):
     """(independent column indices B, dependent ones D, K) for beta = theta_B + K theta_D,
     found on random states (structural, independent of any data)."""
+    from scipy.linalg import qr, solve_triangular   # here: the package import stays light
     rng = np.random.default_rng(seed)
     ncols = len(column_names(model, friction, armature))
     n = samples or max(20, 3 * ncols // max(model.nv, 1))
