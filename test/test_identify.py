@@ -201,6 +201,32 @@ def test_noise_free_rich_data_are_fitted_exactly_and_never_by_a_non_physical_bod
                                atol=1e-8 * np.abs(tau_cad).max())
 
 
+def test_armature_columns_recover_the_armature_base_parameters():
+    """armature=True: the base parameters (armature columns included; the first joint's
+    armature is inseparable from link 1's inertia about its axis) are recovered from
+    noise-free data. Only the regressor side is checked: res.predict adds the armature once
+    the algorithms put model.armature on M's diagonal."""
+    from lie_dynamics_ros.identification.regressors import base_columns, column_names
+    cad = ldr.load_urdf(ROBOTS["arm7"])
+    rng = np.random.default_rng(2)
+    true = perturbed(cad, rng)
+    arm = rng.uniform(0.05, 0.3, cad.nv)
+    q, v, a = sines(cad, 800, 40.0, seed=3)
+    tau = ldr.inverse_dynamics(true, q, v, a) + ldr.friction_torques(true, v) + arm * a
+    rep = ldr.identify(cad, q, v, a, tau, armature=True).report
+    B, D, K = base_columns(cad, True, True)
+    x = np.concatenate([ldr.inertial_parameters(true)] + [
+        [true.joint_damping[vi], true.joint_friction[vi], arm[vi]] for vi in cad.joint_v_index])
+    names = column_names(cad, True, True)
+    assert "panda_joint1/armature" not in rep.base_names
+    assert "panda_joint7/armature" in rep.base_names
+    assert rep.base_names == tuple(names[c] for c in B)
+    seen = np.array([n not in rep.undetermined for n in rep.base_names])
+    assert seen.sum() >= len(B) - 2
+    np.testing.assert_allclose(rep.base_values[seen], (x[B] + K @ x[D])[seen], rtol=1e-5,
+                               atol=1e-7 * np.abs(x).max())
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_geometric_prior_keeps_unexcited_parameters_nearer_the_truth(seed):
     """Static data (the arm held in 300 poses: v = a = 0) show gravity only: masses and first

@@ -30,7 +30,7 @@ from ..algorithms.regressor import N_PARAMS, inertial_parameters
 from ..errors import InputError
 from ..model.bounds import MAX_ARMATURE, MAX_DAMPING, MAX_FRICTION
 from . import consistency as C
-from .regressors import base_columns, column_names, joint_terms, stacked_regressor
+from .regressors import ZERO_COLUMN, base_columns, column_names, joint_terms, stacked_regressor
 from .report import IdentificationReport, build_report
 
 #: a base parameter is undetermined by the data when its pivot in the QR of the weighted,
@@ -145,11 +145,13 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
     # what the data determine: QR with pivoting of the normalized weighted base regressor
     WB = Ww[:, B]
     cn = np.linalg.norm(WB, axis=0)
-    cn[cn == 0] = 1.0
-    _, Rb, piv = qr(WB / cn, mode="economic", pivoting=True)
+    silent = cn <= ZERO_COLUMN * cn.max()              # round-off: the data never show it
+    cn[silent] = 1.0
+    WBn = np.where(silent, 0.0, WB / cn)
+    _, Rb, piv = qr(WBn, mode="economic", pivoting=True)
     d = np.abs(np.diag(Rb))
     rank = int(np.sum(d > DATA_RTOL * d[0])) if d.size and d[0] > 0 else 0
-    s = np.linalg.svd(WB / cn, compute_uv=False)
+    s = np.linalg.svd(WBn, compute_uv=False)
     cond = float(s[0] / s[-1]) if s[-1] > 0 else np.inf
     undetermined = sorted(int(B[k]) for k in piv[rank:])
     if undetermined and prior is None:

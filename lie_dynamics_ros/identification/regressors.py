@@ -18,6 +18,8 @@ from ..algorithms.regressor import N_PARAMS, parameter_names, regressor
 
 #: relative pivot below which a column of the normalized regressor counts as dependent
 BASE_RTOL = 1e-8
+#: a column whose norm is below this fraction of the largest is round-off, not a parameter
+ZERO_COLUMN = 1e-10
 
 
 def joint_terms(model):
@@ -69,7 +71,8 @@ def base_columns(model, friction, armature, samples=None, seed=0):
     v, a = rng.standard_normal((2, n, model.nv))
     W = stacked_regressor(model, q, v, a, friction, armature)
     norms = np.linalg.norm(W, axis=0)
-    live = norms > 0
+    # a column of round-off (a parameter no torque shows) normalized would look independent
+    live = norms > ZERO_COLUMN * norms.max()
     Wn = W[:, live] / norms[live]
     _, R, piv = qr(Wn, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
