@@ -1,1 +1,2 @@
-"""Identification of a robot's dynamic parameters from data (docs/identification.md)."""
+"""Identification of a robot's inertial parameters and joint friction from measured motion
+and torques (docs/identification.md)."""

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..kernels import joints as J
 from . import joint_types as JT
-from ..conventions import matrix_to_public
+from ..conventions import matrix_to_internal, matrix_to_public
 from ..errors import InputError
 from ..kernels import layout as L
 from .bounds import MAX_ARMATURE, MAX_DAMPING, MAX_FRICTION, MAX_GRAVITY
@@ -205,6 +205,42 @@ class Model:
         arm = None if armature is None else _per_dof(self, armature, "armature", MAX_ARMATURE,
                                                      "kg m^2", self.armature)
         return self._rebuilt(self.gravity, self.loops, joints, arm)
+
+    def with_inertial_parameters(self, theta):
+        """A model with these body inertias: ``theta`` (10 * njoints,) as
+        ``ldr.inertial_parameters`` (per body m, m c, I about the body origin, Pinocchio's
+        order). Each body must be physical: its pseudo-inertia [[tr(I)/2 1 - I, m c], [m c^T,
+        m]] positive semidefinite (Wensing, Kim & Slotine 2017). InputError naming the
+        body otherwise. Everything else (joints, friction, armature, loops) is kept."""
+        try:
+            th = np.asarray(theta, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InputError(f"theta must be {10 * self.njoints} numbers, got {theta!r}") from None
+        if th.size != 10 * self.njoints or not np.all(np.isfinite(th)):
+            raise InputError(f"theta must be {10 * self.njoints} finite numbers (10 per body in "
+                             f"model.body_names), got {th.size}"
+                             + ("" if np.all(np.isfinite(th)) else " with NaN/Inf"))
+        inertia = np.array(self._inertia)
+        for k, body in enumerate(self.body_names):
+            m, h = th[10 * k], th[10 * k + 1:10 * k + 4]
+            xx, xy, yy, xz, yz, zz = th[10 * k + 4:10 * k + 10]
+            Ibar = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            P = np.zeros((4, 4))
+            P[:3, :3] = 0.5 * np.trace(Ibar) * np.eye(3) - Ibar
+            P[:3, 3] = P[3, :3] = h
+            P[3, 3] = m
+            scale = max(abs(m), np.abs(Ibar).max(), 1e-300)
+            if np.linalg.eigvalsh(P).min() < -1e-9 * scale:
+                raise InputError(f"body {body!r}: inertial parameters {th[10 * k:10 * k + 10]} "
+                                 "are not physical (pseudo-inertia not positive semidefinite)")
+            I = np.zeros((6, 6))                       # public (linear, angular) order
+            I[:3, :3], I[3:, 3:] = m * np.eye(3), Ibar
+            I[3:, :3] = [[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]]
+            I[:3, 3:] = I[3:, :3].T
+            inertia[k + 1] = matrix_to_internal(I)
+        total = self.total_mass + float(th[0::10].sum() - self._inertia[1:, 5, 5].sum())
+        return Model(self.name, self.joints, inertia, self.frames, self.nq, self.nv, total,
+                     gravity=self.gravity, loops=self.loops, armature=self.armature)
 
     def with_gravity(self, g):
         """A model with the same description (loops included) and gravity ``g`` (3,), in m/s^2,

@@ -1,0 +1,89 @@
+"""The identification regressor and its base parameters.
+
+Rows: one per sample and DOF (sample-major). Columns: the 10 standard parameters of every body
+(``ldr.regressor(model, q, v, v, a)``, ``ldr.parameter_names``), then per 1-DOF joint a viscous
+damping column (v), a Coulomb column (sign v) and, on request, an armature column (a): the
+torque is linear in all of them (Atkeson, An & Hollerbach 1986; Gautier & Khalil 1990).
+
+Base parameters: a regressor has structurally dependent columns (a body whose motion never
+shows a parameter, bodies whose parameters only appear summed). QR with column pivoting of the
+column-normalized regressor of random states (Gautier 1991) keeps the columns with
+|R_kk| > BASE_RTOL |R_00|; each base parameter is its column plus a fixed combination of the
+dropped ones, beta = theta_B + K theta_D with K = R_11^{-1} R_12.
+"""
+import numpy as np
+
+from ..algorithms.configuration import random_configuration
+from ..algorithms.regressor import N_PARAMS, parameter_names, regressor
+
+#: relative pivot below which a column of the normalized regressor counts as dependent
+BASE_RTOL = 1e-8
+#: a column whose norm is below this fraction of the largest is round-off, not a parameter
+ZERO_COLUMN = 1e-10
+
+
+def joint_terms(model):
+    """[(joint name, v index)] of the joints that get friction/armature columns: the actuated
+    1-DOF joints (a URDF ``<dynamics>`` on a multi-DOF joint has no single axis)."""
+    return [(n, vi) for n, vi, nv in zip(model.joint_names, model.joint_v_index, model.joint_nv)
+            if nv == 1]
+
+
+def column_names(model, friction, armature):
+    names = list(parameter_names(model))
+    for n, _ in joint_terms(model):
+        if friction:
+            names += [f"{n}/damping", f"{n}/coulomb"]
+        if armature:
+            names.append(f"{n}/armature")
+    return names
+
+
+def stacked_regressor(model, q, v, a, friction, armature):
+    """(N nv, 10 nbodies + extra) regressor of the N samples (rows sample-major)."""
+    N, nv = v.shape
+    nr = N_PARAMS * model.njoints
+    terms = joint_terms(model)
+    per = 2 * bool(friction) + bool(armature)
+    W = np.zeros((N, nv, nr + per * len(terms)))
+    data = model.create_data()
+    for k in range(N):
+        W[k, :, :nr] = regressor(model, q[k], v[k], v[k], a[k], data=data)
+    c = nr
+    for _, vi in terms:
+        if friction:
+            W[:, vi, c], W[:, vi, c + 1] = v[:, vi], np.sign(v[:, vi])
+            c += 2
+        if armature:
+            W[:, vi, c] = a[:, vi]
+            c += 1
+    return W.reshape(N * nv, -1)
+
+
+def base_columns(model, friction, armature, samples=None, seed=0):
+    """(independent column indices B, dependent ones D, K) for beta = theta_B + K theta_D,
+    found on random states (structural, independent of any data)."""
+    from scipy.linalg import qr, solve_triangular   # here: the package import stays light
+    rng = np.random.default_rng(seed)
+    ncols = len(column_names(model, friction, armature))
+    n = samples or max(20, 3 * ncols // max(model.nv, 1))
+    q = np.array([random_configuration(model, rng=rng) for _ in range(n)])
+    v, a = rng.standard_normal((2, n, model.nv))
+    W = stacked_regressor(model, q, v, a, friction, armature)
+    norms = np.linalg.norm(W, axis=0)
+    # a column of round-off (a parameter no torque shows) normalized would look independent
+    live = norms > ZERO_COLUMN * norms.max()
+    Wn = W[:, live] / norms[live]
+    _, R, piv = qr(Wn, mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    r = int(np.sum(d > BASE_RTOL * d[0]))
+    cols = np.flatnonzero(live)
+    B, D = cols[piv[:r]], np.concatenate([cols[piv[r:]], np.flatnonzero(~live)])
+    # K in the original (unnormalized) units: W_D = W_B K
+    K = np.zeros((r, D.size))
+    dep = cols[piv[r:]]
+    if r and dep.size:
+        K[:, :dep.size] = (solve_triangular(R[:r, :r], R[:r, r:]) * norms[dep]
+                           / norms[B][:, None])
+    order = np.argsort(B)
+    return B[order], D, K[order]
