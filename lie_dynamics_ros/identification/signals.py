@@ -22,8 +22,12 @@ on each side, so the filter's memory stays bounded; away from the segment ends t
 equals the one-shot filter to rounding (the Butterworth's impulse response has decayed far
 below it over the overlap).
 
-The default cut-off, 10 Hz, suits arms sampled at 100 Hz to 1 kHz: an excitation's highest
-harmonic is a few Hz (Swevers et al. 1997) and the structure's resonances are above 10 Hz.
+The default cut-off, 20 Hz, suits arms sampled at 100 Hz to 1 kHz: an excitation's highest
+harmonic is a few Hz (Swevers et al. 1997), which it passes untouched, while it removes the
+sensor noise above. Lower is not better: the filter smears each Coulomb sign change of the
+torque over about 1 / (2 cut-off) s, where the model's friction sign(v) is sharp, so the
+identified Coulomb friction comes out low by roughly the share of time so smeared (a few % at
+20 Hz for a motion reversing about once a second, twice that at 10 Hz).
 """
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
@@ -32,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 
-DEFAULT_CUTOFF_HZ = 10.0
+DEFAULT_CUTOFF_HZ = 20.0
 #: order of the Butterworth filter run forwards and backwards (net order 8, zero phase)
 FILTER_ORDER = 4
 #: a step longer than this many median periods splits the recording

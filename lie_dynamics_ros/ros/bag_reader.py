@@ -27,14 +27,16 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 DEFAULT_TOPIC = "/joint_states"
 MCAP_MAGIC = b"\x89MCAP0\r\n"
 SQLITE_MAGIC = b"SQLite format 3\x00"
-#: reads of at least this many messages show a progress line on stderr
+#: reads of at least this many messages (or bag files of this size when the file has no
+#: message count) show a progress line on stderr
 PROGRESS_MIN_MESSAGES = 20_000
+PROGRESS_MIN_BYTES = 2_000_000
 _BLOCK = 4096                     # rows per preallocated block while streaming
 
 
 class ReadProgress:
-    """``reading BAG [####------]  40%  4000/10000 messages`` on one stderr line, redrawn at
-    most 10 times a second."""
+    """``reading BAG [####------]  40%  4000/10000 messages`` on one stderr line (the count
+    alone when ``total`` is None), redrawn at most 10 times a second."""
 
     def __init__(self, label, total, stream=sys.stderr, enabled=True):
         self.label, self.total, self.stream, self.enabled = label, total, stream, enabled
@@ -45,10 +47,13 @@ class ReadProgress:
         if not self.enabled or (not force and now - self._last < 0.1):
             return
         self._last = now
-        frac = min(1.0, done / self.total) if self.total else 1.0
-        bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
-        self.stream.write("\rreading %s [%s] %5.1f%%  %d/%d messages "
-                          % (self.label, bar, 100 * frac, done, self.total))
+        if self.total is None:            # a file without a message count
+            self.stream.write("\rreading %s  %d messages " % (self.label, done))
+        else:
+            frac = min(1.0, done / self.total) if self.total else 1.0
+            bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+            self.stream.write("\rreading %s [%s] %5.1f%%  %d/%d messages "
+                              % (self.label, bar, 100 * frac, done, self.total))
         self.stream.flush()
 
     def close(self, done):
@@ -228,7 +233,12 @@ def read_joint_states(bag: str, joint_names: Sequence[str], topic: str = DEFAULT
     rows = _Rows(joint_names)
 
     def progress_factory(path, total):
-        on = progress if progress is not None else (total or 0) >= PROGRESS_MIN_MESSAGES
+        if progress is not None:
+            on = progress
+        elif total is not None:
+            on = total >= PROGRESS_MIN_MESSAGES
+        else:
+            on = os.path.getsize(path) >= PROGRESS_MIN_BYTES
         return ReadProgress(os.path.basename(path), total, stream, bool(on))
 
     for path in files:
