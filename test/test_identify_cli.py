@@ -135,3 +135,17 @@ def test_identifies_a_pendulum_from_two_bags(tmp_path, capsys, truth):
     ident = ldr.load_urdf(str(out))
     assert np.allclose(ident.joint_friction, FRICTION, rtol=0.1), ident.joint_friction
     assert (out.parent / "report.png").stat().st_size > 1000
+
+
+def test_a_motion_that_does_not_excite_is_refused(tmp_path, capsys, truth, monkeypatch):
+    """Needs ldr.identify. Joint 2 held still: its link's parameters and friction are not
+    excited, so the command refuses, naming the rank and the condition number; with
+    --allow-unexcited it keeps their CAD values and writes the URDF."""
+    monkeypatch.setattr(sys.modules[__name__], "WAVES", [WAVES[0], [(0.0, 0.3, 0.5)]])
+    bag = record(tmp_path / "bag", truth, 20.0)
+    code, _, err, out = run(tmp_path, capsys, "--bag", bag)
+    assert_refused(code, err, out, "the motion does not excite")
+    assert "condition number" in err and "--allow-unexcited" in err
+    code, _, err, out = run(tmp_path, capsys, "--bag", bag, "--allow-unexcited")
+    assert code == 0, err
+    assert out.exists()
