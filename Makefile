@@ -61,7 +61,7 @@ $(STAMP): setup.py setup.cfg requirements-ros.txt
 	@# `setup.py develop`, which obeys setup.cfg's script_dir (lib/lie_dynamics_ros).
 	$(PY) -m pip install --quiet --upgrade '$(PIP_MIN)'
 	$(PY) -m pip install --quiet -e '.[test,plot,record]' -r requirements-ros.txt
-	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup adaptive_controller_node ldr_adaptive_demo; do \
+	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup adaptive_controller_node ldr_adaptive_demo ldr_identify; do \
 	  test -x $(VENV)/bin/$$s || { echo "make venv: $(VENV)/bin/$$s missing" >&2; exit 1; }; \
 	done
 	touch $@
@@ -109,7 +109,8 @@ $(COLCON_STAMP):
 # nodes in lib/lie_dynamics_ros, where `ros2 run` looks.
 COLCON_CHECK_FILES := lib/$(PKG)/inverse_dynamics_node lib/$(PKG)/forward_dynamics_node \
                       lib/$(PKG)/adaptive_controller_node \
-                      lib/$(PKG)/ldr_bringup lib/$(PKG)/ldr_demo share/$(PKG)/package.xml \
+                      lib/$(PKG)/ldr_bringup lib/$(PKG)/ldr_demo lib/$(PKG)/ldr_identify \
+                      share/$(PKG)/package.xml \
                       share/ament_index/resource_index/packages/$(PKG)
 
 colcon: $(COLCON_STAMP)

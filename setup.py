@@ -78,6 +78,7 @@ setup(
             'adaptive_controller_node = lie_dynamics_ros.ros.adaptive_controller_node:main',
             'ldr_adaptive_demo = lie_dynamics_ros.ros.adaptive_demo:main',
             'ldr_precompile = lie_dynamics_ros.precompile:main',
+            'ldr_identify = lie_dynamics_ros.ros.identify_cli:main',
             'external_torque_observer_node = '
             'lie_dynamics_ros.ros.external_torque_observer_node:main',
         ],

@@ -1,0 +1,216 @@
+"""ldr_identify: a robot's inertias and joint friction from recorded bags, as a URDF.
+
+    ldr_identify --urdf robot.urdf --bag BAG [--bag BAG2 ...] --out robot_identified.urdf
+                 [--topic /joint_states] [--report report.png] [--cutoff HZ] [--holdout 0.2]
+
+1. Reads sensor_msgs/JointState on ``--topic`` from each bag (``ros/bag_reader.py``), by
+   joint name in the model's order; every bag is a separate recording.
+2. Filters and differentiates (``identification/signals.py``: zero-phase Butterworth at
+   ``--cutoff``, the efforts through the same filter, gaps split, edges trimmed).
+3. Holds out the last ``--holdout`` of every segment, identifies on the rest
+   (``ldr.identify``, physically consistent, friction on) and predicts the held-out torques.
+4. Prints a summary table (per joint: held-out RMS, peak |torque| of the held-out part, RMS
+   as % of that peak, identified damping and Coulomb friction), writes the URDF and, with
+   ``--report``, a figure of measured against predicted torque per joint on the held-out part.
+
+Bad input (not a bag, no effort, a model joint missing from the bag, too little data, a
+motion that does not excite the parameters) exits with status 1 and one line on stderr, and
+writes nothing.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from lie_dynamics_ros.errors import InputError, URDFError
+from lie_dynamics_ros.identification.signals import DEFAULT_CUTOFF_HZ, prepare
+from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, read_bags
+
+PROG = "ldr_identify"
+
+
+class _Fail(Exception):
+    """A failure reported as one line on stderr and exit status 1."""
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Identify a robot's inertias and joint friction from rosbag2 "
+        "bags of sensor_msgs/JointState (position, effort; velocity optional) and write the "
+        "identified URDF.")
+    p.add_argument("--urdf", required=True, help="the robot's URDF (the CAD values: the start "
+                   "and the prior)")
+    p.add_argument("--bag", action="append", required=True,
+                   help="a rosbag2 folder or a .mcap/.db3 file; repeat for several bags")
+    p.add_argument("--out", required=True, help="the identified URDF to write")
+    p.add_argument("--topic", default=DEFAULT_TOPIC, help="the JointState topic")
+    p.add_argument("--report", default=None,
+                   help="write the validation figure (held-out torque, measured against "
+                   "predicted) to this image file (.png, .pdf, .svg)")
+    p.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF_HZ,
+                   help="low-pass cut-off in Hz for positions, velocities and efforts")
+    p.add_argument("--holdout", type=float, default=0.2,
+                   help="fraction at the end of every segment kept out of the fit, to "
+                   "validate on")
+    p.add_argument("--armature", action="store_true",
+                   help="identify the armature too (else the URDF's, zero, is kept)")
+    p.add_argument("--allow-unexcited", action="store_true",
+                   help="keep the CAD values (geometric prior) for the parameters the motion "
+                   "does not excite, instead of refusing the data")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress line while reading (default: for long reads)")
+    return p
+
+
+def _load_model(urdf):
+    import lie_dynamics_ros as ldr
+    if not os.path.isfile(urdf):
+        try:
+            from lie_dynamics_ros.resources import bundled_urdf
+            urdf = bundled_urdf(urdf)
+        except FileNotFoundError:
+            raise _Fail("URDF file not found: %s" % urdf) from None
+    try:
+        model = ldr.load_urdf(urdf)
+    except URDFError as e:
+        raise _Fail("%s: %s" % (urdf, e)) from None
+    odd = [n for n, nq, nv in zip(model.joint_names, model.joint_nq, model.joint_nv)
+           if nq != 1 or nv != 1]
+    if odd:
+        raise _Fail("%s: joint(s) %s are not 1-DOF revolute or prismatic; JointState gives one "
+                    "position per joint" % (urdf, ", ".join(odd)))
+    return model, urdf
+
+
+def _check_output(path, what):
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise _Fail("%s: the folder of %s does not exist: %s" % (what, path, folder))
+
+
+def summary_table(names, measured, predicted, damping, friction):
+    """Rows of the printed table; also returns the per-joint RMS, peak and RMS % of peak."""
+    err = predicted - measured
+    rms = np.sqrt(np.mean(err ** 2, axis=0))
+    peak = np.abs(measured).max(axis=0)
+    pct = 100.0 * rms / np.where(peak > 0, peak, np.inf)
+    w = max(5, max(len(n) for n in names))
+    lines = ["%-*s %12s %12s %10s %12s %12s" % (w, "joint", "RMS held-out", "peak |tau|",
+                                               "RMS/peak", "damping", "friction"),
+             "%-*s %12s %12s %10s %12s %12s" % (w, "", "(N m)", "(N m)", "(%)",
+                                               "(N m s/rad)", "(N m)")]
+    for j, n in enumerate(names):
+        lines.append("%-*s %12.4g %12.4g %10.3f %12.4g %12.4g"
+                     % (w, n, rms[j], peak[j], pct[j], damping[j], friction[j]))
+    return lines, rms, peak, pct
+
+
+def validation_figure(path, names, held, predicted):
+    """Measured against predicted torque per joint over the held-out segments."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    n = len(names)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.8 * n + 0.8), sharex=True, squeeze=False)
+    t0 = 0.0
+    start = 0
+    for seg in held.segments:
+        k = len(seg)
+        tt = seg.t - seg.t[0] + t0
+        for j in range(n):
+            ax = axes[j, 0]
+            ax.plot(tt, seg.tau[:, j], color="k", lw=1.0,
+                    label="measured (filtered)" if start == 0 else None)
+            ax.plot(tt, predicted[start:start + k, j], color="tab:red", lw=1.0, ls="--",
+                    label="predicted" if start == 0 else None)
+        t0, start = tt[-1] + (seg.t[1] - seg.t[0]), start + k
+    for j, nm in enumerate(names):
+        axes[j, 0].set_ylabel("%s\n(N m)" % nm, fontsize=8)
+    axes[0, 0].legend(loc="upper right", fontsize=8)
+    axes[0, 0].set_title("held-out torque: measured against identified model")
+    axes[-1, 0].set_xlabel("held-out time (s, segments end to end)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _write_all(writers):
+    """[(path, write(tmp))]: every file written to a temporary beside it first, then all
+    moved into place, so a failure leaves none of them."""
+    tmps = []
+    try:
+        for path, write in writers:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                       prefix=".ldr_identify_",
+                                       suffix=os.path.splitext(path)[1])
+            os.close(fd)
+            tmps.append(tmp)
+            write(tmp)
+        for (path, _), tmp in zip(writers, tmps):
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+
+
+def run(opts, out=None, err=None):
+    out, err = out or sys.stdout, err or sys.stderr
+    if not 0.0 < opts.holdout < 1.0:
+        raise _Fail("--holdout must be in (0, 1), got %g" % opts.holdout)
+    _check_output(opts.out, "--out")
+    if opts.report:
+        _check_output(opts.report, "--report")
+    model, urdf = _load_model(opts.urdf)
+    recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
+    data = prepare(recordings, cutoff_hz=opts.cutoff)
+    train, held = data.split_holdout(opts.holdout)
+    try:
+        from lie_dynamics_ros.identification.identify import identify
+    except ImportError as e:
+        raise _Fail("ldr.identify is not available in this installation (%s)" % e) from None
+    q, v, a, tau = train.stacked()
+    res = identify(model, q, v, a, tau, friction=True, armature=opts.armature, consistent=True,
+                   urdf=urdf)
+    rep = res.report
+    if rep.undetermined and not opts.allow_unexcited:
+        raise _Fail("the motion does not excite %d of the %d base parameters (rank %d, "
+                    "condition number %.3g): %s; record a richer motion (an excitation "
+                    "trajectory) or pass --allow-unexcited to keep their CAD values"
+                    % (len(rep.undetermined), rep.n_base, rep.rank, rep.condition_number,
+                       ", ".join(list(rep.undetermined)[:6])
+                       + (", ..." if len(rep.undetermined) > 6 else "")))
+    hq, hv, ha, htau = held.stacked()
+    pred = res.predict(hq, hv, ha)
+    lines, *_ = summary_table(model.joint_names, htau, pred, res.model.joint_damping,
+                              res.model.joint_friction)
+    writers = [(opts.out, res.write_urdf)]
+    if opts.report:
+        writers.append((opts.report,
+                        lambda p: validation_figure(p, model.joint_names, held, pred)))
+    _write_all(writers)
+    print("%s: %d bag(s), %d segment(s), %d samples for the fit, %d held out; cut-off %g Hz; "
+          "condition number %.3g" % (PROG, len(opts.bag), len(data.segments), len(train),
+                                     len(held), opts.cutoff, rep.condition_number), file=out)
+    for line in lines:
+        print(line, file=out)
+    print("wrote %s%s" % (opts.out, " and %s" % opts.report if opts.report else ""), file=out)
+    return 0
+
+
+def main(argv=None):
+    opts = build_parser().parse_args(argv)
+    try:
+        return run(opts)
+    except (_Fail, InputError) as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 1
+    except OSError as e:            # an unwritable --out, a bag file that vanished
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
