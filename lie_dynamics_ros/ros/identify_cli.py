@@ -26,13 +26,10 @@ import numpy as np
 
 from lie_dynamics_ros.errors import InputError, URDFError
 from lie_dynamics_ros.identification.signals import DEFAULT_CUTOFF_HZ, prepare
+from lie_dynamics_ros.identification.identify import identify
 from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, read_bags
 
 PROG = "ldr_identify"
-
-
-class _Fail(Exception):
-    """A failure reported as one line on stderr and exit status 1."""
 
 
 def build_parser():
@@ -71,15 +68,15 @@ def _load_model(urdf):
             from lie_dynamics_ros.resources import bundled_urdf
             urdf = bundled_urdf(urdf)
         except FileNotFoundError:
-            raise _Fail("URDF file not found: %s" % urdf) from None
+            raise InputError("URDF file not found: %s" % urdf) from None
     try:
         model = ldr.load_urdf(urdf)
     except URDFError as e:
-        raise _Fail("%s: %s" % (urdf, e)) from None
+        raise InputError("%s: %s" % (urdf, e)) from None
     odd = [n for n, nq, nv in zip(model.joint_names, model.joint_nq, model.joint_nv)
            if nq != 1 or nv != 1]
     if odd:
-        raise _Fail("%s: joint(s) %s are not 1-DOF revolute or prismatic; JointState gives one "
+        raise InputError("%s: joint(s) %s are not 1-DOF revolute or prismatic; JointState gives one "
                     "position per joint" % (urdf, ", ".join(odd)))
     return model, urdf
 
@@ -87,7 +84,7 @@ def _load_model(urdf):
 def _check_output(path, what):
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise _Fail("%s: the folder of %s does not exist: %s" % (what, path, folder))
+        raise InputError("%s: the folder of %s does not exist: %s" % (what, path, folder))
 
 
 def summary_table(names, measured, predicted, damping, friction):
@@ -159,7 +156,7 @@ def _write_all(writers):
 def run(opts, out=None, err=None):
     out, err = out or sys.stdout, err or sys.stderr
     if not 0.0 < opts.holdout < 1.0:
-        raise _Fail("--holdout must be in (0, 1), got %g" % opts.holdout)
+        raise InputError("--holdout must be in (0, 1), got %g" % opts.holdout)
     _check_output(opts.out, "--out")
     if opts.report:
         _check_output(opts.report, "--report")
@@ -167,16 +164,12 @@ def run(opts, out=None, err=None):
     recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
     data = prepare(recordings, cutoff_hz=opts.cutoff)
     train, held = data.split_holdout(opts.holdout)
-    try:
-        from lie_dynamics_ros.identification.identify import identify
-    except ImportError as e:
-        raise _Fail("ldr.identify is not available in this installation (%s)" % e) from None
     q, v, a, tau = train.stacked()
     res = identify(model, q, v, a, tau, friction=True, armature=opts.armature, consistent=True,
                    urdf=urdf)
     rep = res.report
     if rep.undetermined and not opts.allow_unexcited:
-        raise _Fail("the motion does not excite %d of the %d base parameters (rank %d, "
+        raise InputError("the motion does not excite %d of the %d base parameters (rank %d, "
                     "condition number %.3g): %s; record a richer motion (an excitation "
                     "trajectory) or pass --allow-unexcited to keep their CAD values"
                     % (len(rep.undetermined), rep.n_base, rep.rank, rep.condition_number,
@@ -204,7 +197,7 @@ def main(argv=None):
     opts = build_parser().parse_args(argv)
     try:
         return run(opts)
-    except (_Fail, InputError) as e:
+    except InputError as e:     # every refusal: one line, status 1
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 1
     except OSError as e:            # an unwritable --out, a bag file that vanished
