@@ -7,6 +7,7 @@ them), in one process with a single-threaded executor::
     ldr_bringup sim_with_gravity_compensation --duration 5 --record run
     ldr_bringup simulator --urdf double_pendulum.urdf --offline --duration 20
     ldr_bringup inverse_dynamics --ros-args -r joint_states:=/arm/joint_states
+    ldr_bringup sim_with_adaptive_controller --offline --duration 20 --reference exc.yaml
 
 ``GRAPHS`` mirrors ``launch/<graph>.launch.py`` (a test checks that they agree).
 
@@ -17,6 +18,9 @@ Modes:
 - ``--offline``: as fast as possible and deterministic. The simulator is stepped in lockstep:
   after each published state the executor runs until the controller's ``joint_torques`` for
   that state has arrived (matched by header stamp), then the next step is taken.
+
+``--reference FILE.yaml`` publishes a trajectory (``reference_message``) once on
+``reference``, before the first step, and waits until every controller holds it.
 
 ``--record BAG`` writes the graph's topics to a rosbag2 bag, the folder BAG with
 ``metadata.yaml`` and ``BAG_0.mcap`` (``ros2 bag info/play``, Foxglove, PlotJuggler), and the
@@ -57,6 +61,7 @@ GRAPHS = {
     "simulator": (SIMULATOR,),
     "sim_with_gravity_compensation": (SIMULATOR, INVERSE_DYNAMICS),
     "adaptive_controller": (ADAPTIVE,),
+    "sim_with_adaptive_controller": (SIMULATOR, ADAPTIVE),
 }
 
 #: launch arguments' defaults, as in the launch files
@@ -65,7 +70,8 @@ DEFAULT_URDF = "arm7.urdf"
 #: controller compiles its kernels before it subscribes, so this is only a safety net)
 LOCKSTEP_TIMEOUT_S = 30.0
 DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
-                        "sim_with_gravity_compensation": True, "adaptive_controller": False}
+                        "sim_with_gravity_compensation": True, "adaptive_controller": False,
+                        "sim_with_adaptive_controller": True}
 
 
 def package_root() -> str:
@@ -153,6 +159,10 @@ def build_parser():
                    help="record the graph's topics, and the robot (/tf, /tf_static, "
                    "/robot_description), to a rosbag2 bag: a new folder BAG with "
                    "metadata.yaml and BAG_0.mcap (ros2 bag info/play, Foxglove)")
+    p.add_argument("--reference", metavar="FILE.yaml", default=None,
+                   help="publish this trajectory once on `reference` before the first step "
+                   "(YAML: joint_names, times, positions, optional velocities and "
+                   "accelerations; a graph with a controller)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show a progress bar (default: when stderr is a terminal)")
@@ -184,6 +194,51 @@ def node_cli_args(spec: NodeSpec, opts, robot: str):
             args += ["-p", "initial_state_file:=%s" % os.path.abspath(opts.initial_state)]
     # the user's --ros-args come last, so that their -p wins over the YAML files
     return args + list(opts.ros_args)
+
+
+def load_reference(path):
+    """(names, times, positions, velocities, accelerations) of a reference YAML file:
+    ``joint_names`` (P names), ``times`` (T increasing seconds from the start), ``positions``
+    (T x P) and optional ``velocities``, ``accelerations`` (T x P). ValueError naming the file
+    and the key that is wrong."""
+    import numpy as np
+    import yaml
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        raise ValueError("reference %s: cannot read it: %s" % (path, e)) from None
+    if not isinstance(doc, dict) or "joint_names" not in doc or "times" not in doc \
+            or "positions" not in doc:
+        raise ValueError("reference %s: a mapping with joint_names, times and positions "
+                         "expected" % path)
+    names = doc["joint_names"]
+    if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)
+            and len(set(names)) == len(names)):
+        raise ValueError("reference %s: joint_names must be distinct names, got %r"
+                         % (path, names))
+    try:
+        times = np.asarray(doc["times"], dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError("reference %s: times must be numbers" % path) from None
+    if times.size == 0 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0) \
+            or times[0] < 0:
+        raise ValueError("reference %s: times must be finite, >= 0 and increasing" % path)
+    arrays = []
+    for key in ("positions", "velocities", "accelerations"):
+        if doc.get(key) is None and key != "positions":
+            arrays.append(None)
+            continue
+        try:
+            x = np.asarray(doc[key], dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("reference %s: %s must be numbers" % (path, key)) from None
+        if x.shape != (times.size, len(names)) or not np.all(np.isfinite(x)):
+            raise ValueError("reference %s: %s must be %d x %d finite numbers (times x "
+                             "joint_names), got shape %s" % (path, key, times.size, len(names),
+                                                             x.shape))
+        arrays.append(x)
+    return (names, times, *arrays)
 
 
 def recorded_topics():
@@ -230,16 +285,25 @@ def run(argv=None, stream=sys.stderr):
     opts.sim_time = opts.use_sim_time or str(DEFAULT_USE_SIM_TIME[opts.graph]).lower()
     specs = GRAPHS[opts.graph]
     has_sim = SIMULATOR in specs
-    lockstep = opts.offline and has_sim and INVERSE_DYNAMICS in specs
+    has_controller = any(s is not SIMULATOR for s in specs)
+    lockstep = opts.offline and has_sim and has_controller
     if opts.offline and not has_sim:
         raise SystemExit("ldr_bringup: --offline needs a graph with the simulator")
     if opts.offline and opts.duration is None:
         raise SystemExit("ldr_bringup: --offline needs --duration")
+    reference = None
+    if opts.reference:
+        if not has_controller:
+            raise SystemExit("ldr_bringup: --reference needs a graph with a controller")
+        try:
+            reference = load_reference(opts.reference)
+        except ValueError as e:
+            raise SystemExit("ldr_bringup: %s" % e) from None
 
     context = rclpy.Context()
     rclpy.init(args=["ldr_bringup"], context=context)
     executor = SingleThreadedExecutor(context=context)
-    nodes, sim, recorder, robot = [], None, None, None
+    nodes, sim, recorder, robot, controllers = [], None, None, None, []
     summary = {"graph": opts.graph, "steps": 0, "sim_time": 0.0, "recorded": 0}
     try:
         for spec in specs:
@@ -254,6 +318,8 @@ def run(argv=None, stream=sys.stderr):
                 node = AdaptiveControllerNode(spec.name, **kwargs)
             else:
                 node = InverseDynamicsNode(spec.name, **kwargs)
+            if spec is not SIMULATOR:
+                controllers.append(node)
             nodes.append(node)
             executor.add_node(node)
         if sim is not None and sim.sim is None:
@@ -272,13 +338,31 @@ def run(argv=None, stream=sys.stderr):
         wanted = []
         if sim is not None:
             wanted.append((sim.pub, (1 if lockstep else 0) + (1 if recorder else 0)))
-        for n in nodes:
-            if isinstance(n, InverseDynamicsNode) and (lockstep or recorder):
-                wanted.append((n.pub, (1 if lockstep else 0) + (1 if recorder else 0)))
+        for n in controllers:
+            if lockstep or recorder:
+                pub = n.pub if isinstance(n, InverseDynamicsNode) else n.torque_pub
+                wanted.append((pub, (1 if lockstep else 0) + (1 if recorder else 0)))
+        if reference is not None:
+            from trajectory_msgs.msg import JointTrajectory
+            from lie_dynamics_ros.ros.conversions import make_trajectory
+            ref_node = Node("reference_publisher", context=context)
+            nodes.append(ref_node)
+            executor.add_node(ref_node)
+            ref_pub = ref_node.create_publisher(JointTrajectory, "reference", 10)
+            # every controller, the simulator and the recorder subscribe to it
+            wanted.append((ref_pub, len(controllers) + (sim is not None) + (recorder is not None)))
         if not spin_until(executor, lambda: all(p.get_subscription_count() >= k
                                                  for p, k in wanted), 10.0):
             print("ldr_bringup: warning: not every subscriber was discovered", file=stream)
 
+        if reference is not None:
+            # stamped at the simulator's start: the reference's time 0 is the first step
+            ref_pub.publish(make_trajectory(*reference, stamp_ns=max(
+                1, sim.sim.t_ns if sim is not None else time.time_ns())))
+            if not spin_until(executor, lambda: all(n.reference is not None
+                                                    for n in controllers), 10.0):
+                raise SystemExit("ldr_bringup: the controller refused or did not receive the "
+                                 "reference %s (see the log)" % opts.reference)
         show = opts.progress if opts.progress is not None else stream.isatty()
         progress = Progress(opts.duration or 0.0, stream, show and opts.duration is not None)
         t_wall0 = time.monotonic()
