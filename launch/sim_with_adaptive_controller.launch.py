@@ -48,10 +48,11 @@ def generate_launch_description():
             'use_sim_time', default_value='true',
             description='Both nodes follow /clock.'),
         DeclareLaunchArgument(
-            'lockstep', default_value='false',
+            'lockstep', default_value='true',
             description='The simulator steps only when adaptive_controller has answered the '
-                        'last '
-                        'state: deterministic, at the controller\'s pace.'),
+                        'last state: deterministic, at the controller\'s pace. On by default: '
+                        'with a separate process the commands arrive milliseconds late, and '
+                        'the wrist\'s damping loop (k_d / I with a delay) goes unstable.'),
         Node(
             package='lie_dynamics_ros',
             executable='forward_dynamics_node',

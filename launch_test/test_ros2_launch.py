@@ -288,6 +288,20 @@ def test_flagship_graph_holds_the_arm_for_10_s(ros):
     _report("flagship_sim_seconds", round(sim_span(states), 3))
 
 
+def test_adaptive_graph_holds_the_arm_with_its_defaults(ros):
+    """sim_with_adaptive_controller.launch.py with no argument (lockstep on by default): the
+    adaptive controller holds the pose of its first state within 1e-3 rad for 2 s of
+    simulation, answering every state."""
+    with Launch("sim_with_adaptive_controller.launch.py") as launch:
+        states, taus, err = hold_check(ros, launch, READY, 2.0)
+        assert err < 1e-3, "the arm moved by %.3g rad\n%s" % (err, launch.output())
+        assert len(taus) >= 0.5 * len(states), "%d torques, %d states" % (len(taus),
+                                                                        len(states))
+        out = launch.stop()
+    assert "in lockstep with the controller" in out
+    _report("adaptive_graph_defaults_hold_error_rad", err)
+
+
 def test_flagship_graph_with_another_robot_in_a_namespace(ros):
     """One argument changes the robot, one the namespace: the YAML parameters still apply
     (keys /**/node), the double pendulum starts from its initial-state file and holds."""
