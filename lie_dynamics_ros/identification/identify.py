@@ -1,7 +1,9 @@
 """``identify``: a robot's inertial parameters and joint friction from measured (q, v, a, tau).
 
 The solve (docs/identification.md):
-1. The stacked regressor (``regressors.py``) and its structural base parameters.
+1. The stacked regressor (``regressors.py``) and its structural base parameters; the
+   regressor is built chunk by chunk and reduced to each joint's QR factor (``reduction.py``,
+   on a Dask cluster ``distributed.py``): every later step sees only the factors.
 2. Each joint's rows are weighted by 1 / sigma_j, sigma_j the residual RMS of an ordinary
    least-squares fit (Gautier & Poignet 2001): joints with loud torques
    do not drown quiet ones.

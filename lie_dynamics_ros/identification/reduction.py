@@ -65,6 +65,20 @@ def triangular(M):
     return R * s[..., :, None]
 
 
+def joint_factors(X):
+    """(nv, p + 1, p + 1) factors of the augmented rows X (N, nv, p + 1). A joint's rows are
+    zero in the columns of the bodies outside its subtree: its QR runs on the others only
+    (on a 7-DOF chain a third of the work), the factor put back in their places (still
+    triangular, the same R^T R)."""
+    nv, n = X.shape[1], X.shape[2]
+    F = np.zeros((nv, n, n))
+    for j in range(nv):
+        Xj = X[:, j, :]
+        cols = np.flatnonzero(np.any(Xj != 0.0, axis=0))
+        F[j][np.ix_(cols, cols)] = triangular(Xj[:, cols])
+    return F
+
+
 def augmented_rows(model, q, v, a, tau, friction, armature):
     """(N, nv, p + 1): per sample and DOF its regressor row and its torque, the torque less
     the terms not identified (the model's armature, damping and friction stay)."""
@@ -85,7 +99,7 @@ def reduce_block(model, q, v, a, tau, friction, armature):
         return Reduction(np.zeros((model.nv, p1, p1)), 0, np.zeros(model.nv), bool(friction),
                          bool(armature))
     X = augmented_rows(model, q, v, a, tau, friction, armature)
-    return Reduction(triangular(X.transpose(1, 0, 2)), int(v.shape[0]),
+    return Reduction(joint_factors(X), int(v.shape[0]),
                      np.abs(tau).max(axis=0), bool(friction), bool(armature))
 
 
