@@ -179,3 +179,19 @@ def test_without_dask_the_error_names_the_extra(small, monkeypatch):
     cad, *arrays = small
     with pytest.raises(ldr.InputError, match=r"lie_dynamics_ros\[cluster\]"):
         ldr.identify(cad, *arrays, client=object())
+
+
+def test_log_cholesky_jacobian_is_the_derivative():
+    """The consistent solve's exact d theta / d phi (its accuracy is what lets differently
+    reduced data land on the same parameters) against a difference quotient."""
+    from lie_dynamics_ros.identification import consistency as C
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        phi = 0.5 * rng.standard_normal(10)
+        h = 1e-6
+        fd = np.array([(C.log_cholesky_to_parameters(phi + h * e)
+                        - C.log_cholesky_to_parameters(phi - h * e)) / (2 * h)
+                       for e in np.eye(10)]).T
+        J = C.log_cholesky_jacobian(phi)
+        np.testing.assert_allclose(J, fd, rtol=0, atol=1e-7 * np.abs(fd).max())
+        assert np.linalg.matrix_rank(J) == 10        # a local diffeomorphism onto theta

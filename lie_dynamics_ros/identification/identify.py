@@ -274,12 +274,12 @@ def _consistent_fit(model, Ww, yw, theta_cad, extra0, nr, prior, prior_weight, f
         Jp = np.zeros((nb * nprior, x.size))
         for i in range(nb):
             sl = slice(10 * i, 10 * i + 10)
+            Jt[sl, sl] = C.log_cholesky_jacobian(x[sl])
             for k in range(10):
                 e = np.zeros(10)
                 e[k] = h
                 tp = C.log_cholesky_to_parameters(x[sl] + e)
                 tm = C.log_cholesky_to_parameters(x[sl] - e)
-                Jt[sl, 10 * i + k] = (tp - tm) / (2 * h)
                 Jp[nprior * i:nprior * i + nprior, 10 * i + k] = lam * (
                     prior_res(i, tp) - prior_res(i, tm)) / (2 * h)
         Jd = np.concatenate([R[:, :nr] @ Jt, R[:, nr:]], axis=1)
