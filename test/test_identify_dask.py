@@ -161,7 +161,8 @@ def test_a_model_pickles_for_workers_in_other_processes(data):
     np.testing.assert_array_equal(m.joint_damping, np.arange(7.0))
     np.testing.assert_array_equal(ldr.inverse_dynamics(m, q[:5], v[:5], a[:5]),
                                   ldr.inverse_dynamics(cad, q[:5], v[:5], a[:5]))
-    assert not m.joint_damping.flags.writeable and not m.frames[m.frame_names[0]][1].flags.writeable
+    assert not m.joint_damping.flags.writeable
+    assert not m.frames[m.frame_names[0]][1].flags.writeable
     with pytest.raises(AttributeError, match="frozen"):
         m.nv = 3
 
