@@ -60,9 +60,10 @@ setup(
     ],
     extras_require={
         'test': ['pytest', 'pin', 'example-robot-data', 'matplotlib', 'rosbags', 'hypothesis',
-                 'mujoco'],
+                 'mujoco', 'dask[distributed]'],
         'plot': ['matplotlib'],
         'record': ['mcap', 'mcap-ros2-support'],
+        'cluster': ['dask[distributed]'],   # identify on a Dask cluster
     },
     zip_safe=False,   # numba caches compiled kernels next to the modules
     maintainer='lie_dynamics_ros maintainers',

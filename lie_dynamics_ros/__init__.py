@@ -19,7 +19,7 @@ from .algorithms.joint_friction import friction_torques
 from .algorithms.joint_order import JointOrder
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
                                        random_configuration)
-from .identification.identify import identify, IdentificationResult
+from .identification.identify import identify, identify_chunks, IdentificationResult
 from .algorithms.regressor import (regressor, inertial_parameters, mass_matrix_time_derivative,
                                    slotine_li_torques, coriolis_matrix_ploen, parameter_names)
 # closed kinematic loops (Kim 2012, section 3; docs/loops.md)
@@ -52,7 +52,7 @@ __all__ = [
     "neutral_configuration", "random_configuration", "simulate", "rollout", "Simulator",
     "SimulationDiverged", "MomentumObserver", "lie", "regressor", "inertial_parameters",
     "mass_matrix_time_derivative", "slotine_li_torques", "coriolis_matrix_ploen", "parameter_names",
-    "control", "safety", "identify", "IdentificationResult",
+    "control", "safety", "identify", "identify_chunks", "IdentificationResult",
     "LoopClosure", "load_loops_yaml", "constraint_residual",
     "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",

@@ -68,6 +68,27 @@ def log_cholesky_to_parameters(phi):
     return pseudo_inertia_to_parameters(U @ U.T)
 
 
+#: (row, column) of U that each of phi's entries after alpha sets
+_U_ENTRY = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+
+
+def log_cholesky_jacobian(phi):
+    """(10, 10) d theta / d phi of ``log_cholesky_to_parameters``, exact: dP = dU U^T + U dU^T
+    (a difference quotient loses half the digits, and its error times the data's large rows
+    is what a solver sees along the directions only the prior holds)."""
+    a, d1, d2, d3, s12, s23, s13, t1, t2, t3 = phi
+    U = np.exp(a) * np.array([[np.exp(d1), s12, s13, t1], [0.0, np.exp(d2), s23, t2],
+                              [0.0, 0.0, np.exp(d3), t3], [0.0, 0.0, 0.0, 1.0]])
+    J = np.empty((10, 10))
+    J[:, 0] = pseudo_inertia_to_parameters(2.0 * U @ U.T)
+    for k, (r, c) in enumerate(_U_ENTRY, start=1):
+        dU = np.zeros((4, 4))
+        dU[r, c] = U[r, c] if k <= 3 else np.exp(a)
+        dP = dU @ U.T
+        J[:, k] = pseudo_inertia_to_parameters(dP + dP.T)
+    return J
+
+
 def parameters_to_log_cholesky(theta, floor=1e-9):
     """phi of a physical theta (a semidefinite P is first lifted to P + eps 1, eps = floor *
     max |P|, since the log-Cholesky map reaches only positive definite P)."""

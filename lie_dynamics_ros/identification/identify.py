@@ -1,7 +1,9 @@
 """``identify``: a robot's inertial parameters and joint friction from measured (q, v, a, tau).
 
 The solve (docs/identification.md):
-1. The stacked regressor (``regressors.py``) and its structural base parameters.
+1. The stacked regressor (``regressors.py``) and its structural base parameters; the
+   regressor is built chunk by chunk and reduced to each joint's QR factor (``reduction.py``,
+   on a Dask cluster ``distributed.py``): every later step sees only the factors.
 2. Each joint's rows are weighted by 1 / sigma_j, sigma_j the residual RMS of an ordinary
    least-squares fit (Gautier & Poignet 2001): joints with loud torques
    do not drown quiet ones.
@@ -30,8 +32,11 @@ from ..algorithms.regressor import N_PARAMS, inertial_parameters
 from ..errors import InputError
 from ..model.bounds import MAX_ARMATURE, MAX_DAMPING, MAX_FRICTION
 from . import consistency as C
-from .regressors import ZERO_COLUMN, base_columns, column_names, joint_terms, stacked_regressor
+from .distributed import is_dask, reduce_dask
+from .reduction import CHUNK_SAMPLES, reduce_chunks, reduce_samples
+from .regressors import ZERO_COLUMN, base_columns, column_names, joint_terms
 from .report import IdentificationReport, build_report
+from .samples import check_samples
 
 #: a base parameter is undetermined by the data when its pivot in the QR of the weighted,
 #: column-normalized base regressor is below DATA_RTOL times the largest
@@ -70,32 +75,9 @@ class IdentificationResult:
         return write_urdf(self.model, src, path)
 
 
-def _samples(model, q, v, a, tau):
-    arrays = {}
-    for name, x, n in (("q", q, model.nq), ("v", v, model.nv), ("a", a, model.nv),
-                       ("tau", tau, model.nv)):
-        try:
-            x = np.asarray(x, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(f"{name} must be a numeric (N, {n}) array") from None
-        if x.ndim != 2 or x.shape[1] != n:
-            raise InputError(f"{name} must have shape (N, {n}) (samples x the model's joints "
-                             f"{model.joint_names}), got {x.shape}")
-        bad = ~np.isfinite(x)
-        if bad.any():
-            k, j = np.argwhere(bad)[0]
-            raise InputError(f"{name} has {int(bad.sum())} non-finite values (first: sample "
-                             f"{k}, column {j}); drop or fill those samples")
-        arrays[name] = x
-    Ns = {x.shape[0] for x in arrays.values()}
-    if len(Ns) != 1:
-        raise InputError("q, v, a and tau must have the same number of samples, got "
-                         + ", ".join(f"{k}: {x.shape[0]}" for k, x in arrays.items()))
-    return arrays["q"], arrays["v"], arrays["a"], arrays["tau"]
-
-
 def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True,
-             prior="geometric", prior_weight=10.0, urdf=None):
+             prior="geometric", prior_weight=10.0, urdf=None, client=None,
+             chunk=CHUNK_SAMPLES):
     """Identify ``model``'s body inertias (and joint damping, Coulomb friction, armature)
     from N samples: q (N, nq), v, a, tau (N, nv) in the model's joint order.
 
@@ -105,8 +87,32 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
     on the base parameters and refuses a non-physical result. ``prior``: "geometric"
     (default), "euclidean" or None (then the data must determine every base parameter);
     ``prior_weight``: 1 / s^2 for a CAD trusted to a relative s. ``urdf``: the source URDF,
-    for ``res.write_urdf``. Returns an ``IdentificationResult``.
+    for ``res.write_urdf``. The regressor is built and reduced ``chunk`` samples at a time
+    (``reduction.py``); dask arrays, or ``client=`` a ``distributed.Client``, build and reduce
+    it on a Dask cluster (``distributed.py``). Returns an ``IdentificationResult``.
     """
+    prior, prior_weight = _options(prior, prior_weight)
+    friction, armature = bool(friction), bool(armature)
+    chunk = _chunk(chunk)
+    if client is not None or is_dask(q, v, a, tau):
+        red = reduce_dask(model, q, v, a, tau, friction, armature, client, chunk)
+    else:
+        q, v, a, tau = check_samples(model, q, v, a, tau)
+        red = reduce_samples(model, q, v, a, tau, friction, armature, chunk)
+    return _solve(model, red, consistent, prior, prior_weight, urdf)
+
+
+def identify_chunks(model, chunks, friction=True, armature=False, consistent=True,
+                    prior="geometric", prior_weight=10.0, urdf=None):
+    """``identify`` on an iterable of (q, v, a, tau) chunks (e.g. read from a long log),
+    never holding more than one chunk and its regressor: equal to ``identify`` on the
+    concatenated arrays."""
+    prior, prior_weight = _options(prior, prior_weight)
+    red = reduce_chunks(model, chunks, bool(friction), bool(armature))
+    return _solve(model, red, consistent, prior, prior_weight, urdf)
+
+
+def _options(prior, prior_weight):
     if prior not in PRIORS:
         raise InputError(f"prior must be one of {PRIORS}, got {prior!r}")
     try:
@@ -115,10 +121,22 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
         raise InputError(f"prior_weight must be a number, got {prior_weight!r}") from None
     if not (np.isfinite(prior_weight) and prior_weight >= 0):
         raise InputError(f"prior_weight must be finite and >= 0, got {prior_weight}")
+    return prior, prior_weight
+
+
+def _chunk(chunk):
+    if isinstance(chunk, (bool, np.bool_)) or not isinstance(chunk, (int, np.integer)) \
+            or chunk < 1:
+        raise InputError(f"chunk must be a positive number of samples, got {chunk!r}")
+    return int(chunk)
+
+
+def _solve(model, red, consistent, prior, prior_weight, urdf):
+    """The fit on a ``Reduction``: every step sees W only through the factors, whose rows
+    give the same least-squares problems as the N nv rows of the samples."""
     from scipy.linalg import qr      # here: `import lie_dynamics_ros` does not load scipy
-    q, v, a, tau = _samples(model, q, v, a, tau)
-    friction, armature = bool(friction), bool(armature)
-    N, nv = v.shape
+    friction, armature = red.friction, red.armature
+    N, nv = red.n_samples, model.nv
     names = column_names(model, friction, armature)
     nr = N_PARAMS * model.njoints
     B, D, K = base_columns(model, friction, armature)
@@ -126,22 +144,15 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
         raise InputError(f"too few samples: {N} samples x {nv} joints = {N * nv} torque rows "
                          f"for {B.size} base parameters; give at least "
                          f"{-(-MIN_ROWS_PER_PARAMETER * B.size // nv)} samples")
-    W = stacked_regressor(model, q, v, a, friction, armature)
-    y = tau.reshape(-1)
-    # terms not identified keep the model's values: their torque is known, remove it
-    if not armature and model.armature.any():
-        y = y - (model.armature * a).reshape(-1)
-    if not friction:
-        y = y - friction_torques(model, v).reshape(-1)
+    W, y = red.stacked()
 
     # weights 1 / sigma_j from an ordinary least-squares fit on the base columns
-    beta0 = np.linalg.lstsq(W[:, B], y, rcond=None)[0]
-    res0 = (y - W[:, B] @ beta0).reshape(N, nv)
-    sigma = np.sqrt(np.mean(res0 ** 2, axis=0))
-    sigma = np.maximum(sigma, 1e-9 * max(sigma.max(), np.abs(tau).max(), 1e-12))
-    w = np.tile(1.0 / sigma, N)
-    Ww, yw = W * w[:, None], y * w
-
+    x0 = np.zeros(W.shape[1])
+    x0[B] = np.linalg.lstsq(W[:, B], y, rcond=None)[0]
+    beta0 = x0[B]
+    sigma = np.sqrt(red.joint_residuals(x0) / N)
+    sigma = np.maximum(sigma, 1e-9 * max(sigma.max(), red.peak.max(), 1e-12))
+    Ww, yw = red.stacked(1.0 / sigma)
     # what the data determine: QR with pivoting of the normalized weighted base regressor
     WB = Ww[:, B]
     cn = np.linalg.norm(WB, axis=0)
@@ -178,9 +189,9 @@ def identify(model, q, v, a, tau, friction=True, armature=False, consistent=True
     assert all(C.is_physical(t) for t in inertial_parameters(ident).reshape(-1, N_PARAMS))
 
     x = np.concatenate([theta, extra])
-    report = build_report(names, B, D, K, Ww, yw, x, rank, undetermined, cond,
-                          (y - W @ x).reshape(N, nv), tau, prior, prior_weight, consistent,
-                          converged)
+    rms = np.sqrt(red.joint_residuals(x) / max(N, 1))
+    report = build_report(names, B, D, K, Ww, yw, x, rank, undetermined, cond, rms, red.peak,
+                          N, N * nv, prior, prior_weight, consistent, converged)
     return IdentificationResult(ident, report, theta, urdf)
 
 
@@ -263,12 +274,12 @@ def _consistent_fit(model, Ww, yw, theta_cad, extra0, nr, prior, prior_weight, f
         Jp = np.zeros((nb * nprior, x.size))
         for i in range(nb):
             sl = slice(10 * i, 10 * i + 10)
+            Jt[sl, sl] = C.log_cholesky_jacobian(x[sl])
             for k in range(10):
                 e = np.zeros(10)
                 e[k] = h
                 tp = C.log_cholesky_to_parameters(x[sl] + e)
                 tm = C.log_cholesky_to_parameters(x[sl] - e)
-                Jt[sl, 10 * i + k] = (tp - tm) / (2 * h)
                 Jp[nprior * i:nprior * i + nprior, 10 * i + k] = lam * (
                     prior_res(i, tp) - prior_res(i, tm)) / (2 * h)
         Jd = np.concatenate([R[:, :nr] @ Jt, R[:, nr:]], axis=1)

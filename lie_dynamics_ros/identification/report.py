@@ -45,11 +45,14 @@ class IdentificationReport:
         return "\n".join(out)
 
 
-def build_report(names, B, D, K, Ww, yw, x, rank, undetermined, cond, residual, tau, prior,
-                 prior_weight, consistent, converged=True):
+def build_report(names, B, D, K, Ww, yw, x, rank, undetermined, cond, rms, peak, n_samples,
+                 rows, prior, prior_weight, consistent, converged=True):
+    """``Ww``, ``yw``: the weighted problem, any rows with its least-squares function (the
+    reduced factors of ``reduction.py``); ``rms``, ``peak`` (nv,): each joint's residual RMS
+    and largest |tau|; ``rows``: the number of torque rows (N nv)."""
     beta = x[B] + K @ x[D]
     WB = Ww[:, B]
-    rows, nb = WB.shape
+    nb = WB.shape[1]
     r_w = yw - Ww @ x
     s2 = float(r_w @ r_w) / max(rows - rank, 1)
     und = set(undetermined)
@@ -65,10 +68,9 @@ def build_report(names, B, D, K, Ww, yw, x, rank, undetermined, cond, residual, 
         terms = [names[c]] + [f"{K[i, k]:+.6g} {names[d]}" for k, d in enumerate(D)
                               if abs(K[i, k]) > 1e-10]
         combos.append(" ".join(terms))
-    rms = np.sqrt(np.mean(residual ** 2, axis=0))
-    peak = np.maximum(np.abs(tau).max(axis=0), 1e-300)
+    peak = np.maximum(peak, 1e-300)
     return IdentificationReport(float(cond), rms, rms / peak, tuple(names[c] for c in B),
                                 tuple(combos), beta, std,
                                 tuple(names[c] for c in undetermined), int(rank), int(B.size),
-                                int(tau.shape[0]), prior, float(prior_weight), bool(consistent),
+                                int(n_samples), prior, float(prior_weight), bool(consistent),
                                 bool(converged))

@@ -90,6 +90,23 @@ class Model:
                                  "model.with_loops(loops)")
         super().__setattr__(name, value)
 
+    # pickling (a Dask worker in another process gets the model): the per-thread work memory
+    # is not sent, and the arrays come back read-only
+    def __getstate__(self):
+        state = {k: v for k, v in self.__dict__.items() if k != "_tls"}
+        state["frames"] = dict(self.frames)
+        return state
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+            object.__setattr__(self, k, v)
+        for _, T in state["frames"].values():
+            T.flags.writeable = False
+        object.__setattr__(self, "frames", MappingProxyType(state["frames"]))
+        object.__setattr__(self, "_tls", threading.local())
+
     def _limits(self, actuated):
         nv = self.nv
         eff, vel, lo, hi = (np.full(nv, np.inf), np.full(nv, np.inf), np.full(nv, -np.inf),
