@@ -2,6 +2,7 @@
 
     ldr_identify --urdf robot.urdf --bag BAG [--bag BAG2 ...] --out robot_identified.urdf
                  [--topic /joint_states] [--report report.png] [--cutoff HZ] [--holdout 0.2]
+                 [--dask tcp://scheduler:8786]
 
 1. Reads sensor_msgs/JointState on ``--topic`` from each bag (``ros/bag_reader.py``), by
    joint name in the model's order; every bag is a separate recording.
@@ -9,6 +10,7 @@
    ``--cutoff``, the efforts through the same filter, gaps split, edges trimmed).
 3. Holds out the last ``--holdout`` of every segment, identifies on the rest
    (``ldr.identify``, physically consistent, friction on) and predicts the held-out torques.
+   With ``--dask ADDRESS`` the regressor is built and reduced on that Dask cluster.
 4. Prints a summary table (per joint: held-out RMS, peak |torque| of the held-out part, RMS
    as % of that peak, identified damping and Coulomb friction), writes the URDF and, with
    ``--report``, a figure of measured against predicted torque per joint on the held-out part.
@@ -25,6 +27,7 @@ import tempfile
 import numpy as np
 
 from lie_dynamics_ros.errors import InputError, URDFError
+from lie_dynamics_ros.identification.distributed import connect
 from lie_dynamics_ros.identification.signals import DEFAULT_CUTOFF_HZ, prepare
 from lie_dynamics_ros.identification.identify import identify
 from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, read_bags
@@ -56,6 +59,11 @@ def build_parser():
     p.add_argument("--allow-unexcited", action="store_true",
                    help="keep the CAD values (geometric prior) for the parameters the motion "
                    "does not excite, instead of refusing the data")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="identify on the Dask cluster whose scheduler is at ADDRESS "
+                   "(e.g. tcp://host:8786); needs lie_dynamics_ros[cluster]")
+    p.add_argument("--dask-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds to wait for the --dask scheduler to answer")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress line while reading (default: for long reads)")
     return p
@@ -160,13 +168,25 @@ def run(opts, out=None, err=None):
     _check_output(opts.out, "--out")
     if opts.report:
         _check_output(opts.report, "--report")
+    if opts.dask is not None and not opts.dask_timeout > 0:
+        raise InputError("--dask-timeout must be > 0 s, got %g" % opts.dask_timeout)
     model, urdf = _load_model(opts.urdf)
+    # connect before the (long) read, so that a wrong address fails at once
+    client = connect(opts.dask, opts.dask_timeout) if opts.dask else None
+    try:
+        return _identify(opts, model, urdf, client, out, err)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _identify(opts, model, urdf, client, out, err):
     recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
     data = prepare(recordings, cutoff_hz=opts.cutoff)
     train, held = data.split_holdout(opts.holdout)
     q, v, a, tau = train.stacked()
-    res = identify(model, q, v, a, tau, friction=True, armature=opts.armature, consistent=True,
-                   urdf=urdf)
+    res = identify(model, q, v, a, tau, friction=True, armature=opts.armature,
+                   consistent=True, urdf=urdf, client=client)
     rep = res.report
     if rep.undetermined and not opts.allow_unexcited:
         raise InputError("the motion does not excite %d of the %d base parameters (rank %d, "
