@@ -29,8 +29,9 @@ import numpy as np
 from lie_dynamics_ros.errors import InputError, URDFError
 from lie_dynamics_ros.identification.distributed import connect
 from lie_dynamics_ros.identification.signals import DEFAULT_CUTOFF_HZ, prepare
-from lie_dynamics_ros.identification.identify import identify
-from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, read_bags
+from lie_dynamics_ros.identification.identify import identify, identify_chunks
+from lie_dynamics_ros.identification.streaming import DEFAULT_HOLDOUT_MAX_SAMPLES, stream
+from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, iter_joint_states, read_bags
 
 PROG = "ldr_identify"
 
@@ -54,6 +55,10 @@ def build_parser():
     p.add_argument("--holdout", type=float, default=0.2,
                    help="fraction at the end of every segment kept out of the fit, to "
                    "validate on")
+    p.add_argument("--holdout-max-samples", type=int, default=DEFAULT_HOLDOUT_MAX_SAMPLES,
+                   metavar="N", help="keep at most N held-out samples for the validation "
+                   "(the rest is neither fitted nor validated); bounds the memory of long "
+                   "recordings")
     p.add_argument("--armature", action="store_true",
                    help="identify the armature too (else the URDF's, zero, is kept)")
     p.add_argument("--allow-unexcited", action="store_true",
@@ -168,6 +173,8 @@ def run(opts, out=None, err=None):
     _check_output(opts.out, "--out")
     if opts.report:
         _check_output(opts.report, "--report")
+    if opts.holdout_max_samples < 1:
+        raise InputError("--holdout-max-samples must be >= 1, got %d" % opts.holdout_max_samples)
     if opts.dask is not None and not opts.dask_timeout > 0:
         raise InputError("--dask-timeout must be > 0 s, got %g" % opts.dask_timeout)
     model, urdf = _load_model(opts.urdf)
@@ -180,13 +187,28 @@ def run(opts, out=None, err=None):
             client.close()
 
 
+def _reader(bag, names, opts, err):
+    def read(show):
+        return iter_joint_states(bag, names, opts.topic, opts.progress if show else False, err)
+    return read
+
+
 def _identify(opts, model, urdf, client, out, err):
-    recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
-    data = prepare(recordings, cutoff_hz=opts.cutoff)
-    train, held = data.split_holdout(opts.holdout)
-    q, v, a, tau = train.stacked()
-    res = identify(model, q, v, a, tau, friction=True, armature=opts.armature,
-                   consistent=True, urdf=urdf, client=client)
+    if client is None:          # streamed: memory bounded by the filter's chunk
+        recordings = [(bag, _reader(bag, model.joint_names, opts, err)) for bag in opts.bag]
+        chunks, info = stream(recordings, model.joint_names, opts.holdout,
+                              cutoff_hz=opts.cutoff,
+                              holdout_max_samples=opts.holdout_max_samples)
+        res = identify_chunks(model, chunks, friction=True, armature=opts.armature,
+                              consistent=True, urdf=urdf)
+        held, n_segments, n_fit = info.held, info.n_segments, info.n_fit
+    else:                       # the cluster takes the arrays
+        recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
+        data = prepare(recordings, cutoff_hz=opts.cutoff)
+        train, held = data.split_holdout(opts.holdout)
+        res = identify(model, *train.stacked(), friction=True, armature=opts.armature,
+                       consistent=True, urdf=urdf, client=client)
+        n_segments, n_fit = len(data.segments), len(train)
     rep = res.report
     if rep.undetermined and not opts.allow_unexcited:
         raise InputError("the motion does not excite %d of the %d base parameters (rank %d, "
@@ -205,7 +227,7 @@ def _identify(opts, model, urdf, client, out, err):
                         lambda p: validation_figure(p, model.joint_names, held, pred)))
     _write_all(writers)
     print("%s: %d bag(s), %d segment(s), %d samples for the fit, %d held out; cut-off %g Hz; "
-          "condition number %.3g" % (PROG, len(opts.bag), len(data.segments), len(train),
+          "condition number %.3g" % (PROG, len(opts.bag), n_segments, n_fit,
                                      len(held), opts.cutoff, rep.condition_number), file=out)
     for line in lines:
         print(line, file=out)
