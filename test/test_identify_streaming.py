@@ -141,3 +141,14 @@ def test_peak_memory_does_not_grow_with_the_length(tmp_path, truth):
     assert in_memory[1] > 2.5 * in_memory[0], in_memory    # the measure sees growth
     assert streamed[1] < 1.3 * streamed[0], streamed
     assert streamed[1] < 0.5 * in_memory[1], (streamed, in_memory)
+
+
+def test_the_command_caps_the_held_out_part_and_shows_progress(tmp_path, capsys, truth):
+    bag = record(tmp_path / "bag", truth, 20.0)
+    code, stdout, err, _ = run(tmp_path, capsys, "--bag", bag, "--holdout-max-samples", "300",
+                               "--progress")
+    assert code == 0, err
+    assert "300 held out" in stdout
+    assert "held-out samples beyond --holdout-max-samples 300 are not validated" in err
+    # the segments pass and the fit pass each read the bag with a progress line
+    assert err.count("reading ") >= 2 and "100.0%" in err, err

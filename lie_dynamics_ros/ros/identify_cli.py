@@ -8,8 +8,10 @@
    joint name in the model's order; every bag is a separate recording.
 2. Filters and differentiates (``identification/signals.py``: zero-phase Butterworth at
    ``--cutoff``, the efforts through the same filter, gaps split, edges trimmed).
-3. Holds out the last ``--holdout`` of every segment, identifies on the rest
-   (``ldr.identify``, physically consistent, friction on) and predicts the held-out torques.
+3. Holds out the last ``--holdout`` of every segment (at most ``--holdout-max-samples``),
+   identifies on the rest (physically consistent, friction on) and predicts the held-out
+   torques. The bags are streamed (``identification/streaming.py`` into
+   ``ldr.identify_chunks``), so memory does not grow with the recording's length.
    With ``--dask ADDRESS`` the regressor is built and reduced on that Dask cluster.
 4. Prints a summary table (per joint: held-out RMS, peak |torque| of the held-out part, RMS
    as % of that peak, identified damping and Coulomb friction), writes the URDF and, with
@@ -202,6 +204,9 @@ def _identify(opts, model, urdf, client, out, err):
         res = identify_chunks(model, chunks, friction=True, armature=opts.armature,
                               consistent=True, urdf=urdf)
         held, n_segments, n_fit = info.held, info.n_segments, info.n_fit
+        if info.n_held_dropped:
+            print("%s: %d held-out samples beyond --holdout-max-samples %d are not validated"
+                  % (PROG, info.n_held_dropped, opts.holdout_max_samples), file=err)
     else:                       # the cluster takes the arrays
         recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
         data = prepare(recordings, cutoff_hz=opts.cutoff)
