@@ -79,3 +79,19 @@ def reduce_dask(model, q, v, a, tau, friction, armature, client=None, chunk=CHUN
             raise nonfinite_error(name, count, k, j)
     return Reduction(triangular(np.stack([np.asarray(R) for R in Rs])), int(v.shape[0]),
                      np.asarray(peak, dtype=float), bool(friction), bool(armature))
+
+
+def connect(address, timeout=10.0):
+    """A ``distributed.Client`` on the scheduler at ``address`` (e.g. tcp://host:8786), or an
+    InputError naming the address when Dask is missing or nothing answers within
+    ``timeout`` seconds."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--dask needs Dask: pip install 'lie_dynamics_ros[cluster]' "
+                         "(dask[distributed])") from None
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, ValueError, TypeError) as e:    # TimeoutError is an OSError
+        raise InputError("no Dask scheduler answered at %s within %g s (%s)"
+                         % (address, timeout, type(e).__name__)) from None

@@ -154,7 +154,7 @@ def _no_topic(path, topic, topics):
                       % (path, JOINT_STATE, topic, listed))
 
 
-def _read_mcap(path, topic, rows, progress_factory):
+def _read_mcap(path, topic, progress_factory):
     try:
         from mcap.reader import make_reader
         from mcap_ros2.decoder import DecoderFactory
@@ -184,8 +184,8 @@ def _read_mcap(path, topic, rows, progress_factory):
             if schema is None or schema.name != JOINT_STATE:
                 raise InputError("%s: topic %s carries %s, not %s" % (
                     path, topic, schema.name if schema else "no schema", JOINT_STATE))
-            rows.add(_stamp_s(msg.header.stamp, message.log_time), msg.name, msg.position,
-                     msg.velocity, msg.effort)
+            yield (_stamp_s(msg.header.stamp, message.log_time), msg.name, msg.position,
+                   msg.velocity, msg.effort)
             count += 1
             progress.update(count)
         progress.close(count)
@@ -193,7 +193,7 @@ def _read_mcap(path, topic, rows, progress_factory):
             raise _no_topic(path, topic, {})
 
 
-def _read_sqlite(path, topic, rows, progress_factory):
+def _read_sqlite(path, topic, progress_factory):
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
     try:
@@ -212,8 +212,8 @@ def _read_sqlite(path, topic, rows, progress_factory):
         for ts, data in con.execute("SELECT timestamp, data FROM messages WHERE topic_id = ? "
                                     "ORDER BY timestamp", (tid,)):
             msg = deserialize_message(data, JointState)
-            rows.add(_stamp_s(msg.header.stamp, ts), msg.name, msg.position, msg.velocity,
-                     msg.effort)
+            yield (_stamp_s(msg.header.stamp, ts), msg.name, msg.position, msg.velocity,
+                   msg.effort)
             count += 1
             progress.update(count)
         progress.close(count)
@@ -221,16 +221,10 @@ def _read_sqlite(path, topic, rows, progress_factory):
         con.close()
 
 
-def read_joint_states(bag: str, joint_names: Sequence[str], topic: str = DEFAULT_TOPIC,
-                      progress: Optional[bool] = None, stream=sys.stderr) -> JointSamples:
-    """One bag's JointState messages on ``topic`` as ``JointSamples`` in ``joint_names``'
-    order (NaN where a message lacks a joint or a field).
-
-    ``progress``: None shows a progress line for reads of ``PROGRESS_MIN_MESSAGES`` or more.
-    Raises InputError: not a bag, no such topic or the wrong type on it, no messages.
-    """
+def _messages(bag, topic, progress, stream):
+    """(stamp s, names, position, velocity, effort) of every JointState on ``topic``, file by
+    file in the bag's order."""
     storage, files = bag_files(bag)
-    rows = _Rows(joint_names)
 
     def progress_factory(path, total):
         if progress is not None:
@@ -241,13 +235,45 @@ def read_joint_states(bag: str, joint_names: Sequence[str], topic: str = DEFAULT
             on = os.path.getsize(path) >= PROGRESS_MIN_BYTES
         return ReadProgress(os.path.basename(path), total, stream, bool(on))
 
+    count = 0
     for path in files:
         if not os.path.isfile(path):
             raise InputError("%s: the bag's file %s is missing" % (bag, path))
-        (_read_mcap if storage == "mcap" else _read_sqlite)(path, topic, rows, progress_factory)
-    if rows.n == 0:
+        for m in (_read_mcap if storage == "mcap" else _read_sqlite)(path, topic,
+                                                                      progress_factory):
+            count += 1
+            yield m
+    if count == 0:
         raise InputError("%s: no messages on topic %s" % (bag, topic))
+
+
+def read_joint_states(bag: str, joint_names: Sequence[str], topic: str = DEFAULT_TOPIC,
+                      progress: Optional[bool] = None, stream=sys.stderr) -> JointSamples:
+    """One bag's JointState messages on ``topic`` as ``JointSamples`` in ``joint_names``'
+    order (NaN where a message lacks a joint or a field).
+
+    ``progress``: None shows a progress line for reads of ``PROGRESS_MIN_MESSAGES`` or more.
+    Raises InputError: not a bag, no such topic or the wrong type on it, no messages.
+    """
+    rows = _Rows(joint_names)
+    for m in _messages(bag, topic, progress, stream):
+        rows.add(*m)
     return rows.samples(bag)
+
+
+def iter_joint_states(bag: str, joint_names: Sequence[str], topic: str = DEFAULT_TOPIC,
+                      progress: Optional[bool] = None, stream=sys.stderr,
+                      block: int = _BLOCK):
+    """``read_joint_states`` in pieces: ``JointSamples`` of at most ``block`` consecutive
+    messages each, so that a long bag is never held whole."""
+    rows = _Rows(joint_names)
+    for m in _messages(bag, topic, progress, stream):
+        rows.add(*m)
+        if rows.n == block:
+            yield rows.samples(bag)
+            rows = _Rows(joint_names)
+    if rows.n:
+        yield rows.samples(bag)
 
 
 def read_bags(bags: Sequence[str], joint_names: Sequence[str], topic: str = DEFAULT_TOPIC,

@@ -2,13 +2,17 @@
 
     ldr_identify --urdf robot.urdf --bag BAG [--bag BAG2 ...] --out robot_identified.urdf
                  [--topic /joint_states] [--report report.png] [--cutoff HZ] [--holdout 0.2]
+                 [--dask tcp://scheduler:8786]
 
 1. Reads sensor_msgs/JointState on ``--topic`` from each bag (``ros/bag_reader.py``), by
    joint name in the model's order; every bag is a separate recording.
 2. Filters and differentiates (``identification/signals.py``: zero-phase Butterworth at
    ``--cutoff``, the efforts through the same filter, gaps split, edges trimmed).
-3. Holds out the last ``--holdout`` of every segment, identifies on the rest
-   (``ldr.identify``, physically consistent, friction on) and predicts the held-out torques.
+3. Holds out the last ``--holdout`` of every segment (at most ``--holdout-max-samples``),
+   identifies on the rest (physically consistent, friction on) and predicts the held-out
+   torques. The bags are streamed (``identification/streaming.py`` into
+   ``ldr.identify_chunks``), so memory does not grow with the recording's length.
+   With ``--dask ADDRESS`` the regressor is built and reduced on that Dask cluster.
 4. Prints a summary table (per joint: held-out RMS, peak |torque| of the held-out part, RMS
    as % of that peak, identified damping and Coulomb friction), writes the URDF and, with
    ``--report``, a figure of measured against predicted torque per joint on the held-out part.
@@ -25,9 +29,11 @@ import tempfile
 import numpy as np
 
 from lie_dynamics_ros.errors import InputError, URDFError
+from lie_dynamics_ros.identification.distributed import connect
 from lie_dynamics_ros.identification.signals import DEFAULT_CUTOFF_HZ, prepare
-from lie_dynamics_ros.identification.identify import identify
-from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, read_bags
+from lie_dynamics_ros.identification.identify import identify, identify_chunks
+from lie_dynamics_ros.identification.streaming import DEFAULT_HOLDOUT_MAX_SAMPLES, stream
+from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, iter_joint_states, read_bags
 
 PROG = "ldr_identify"
 
@@ -51,11 +57,20 @@ def build_parser():
     p.add_argument("--holdout", type=float, default=0.2,
                    help="fraction at the end of every segment kept out of the fit, to "
                    "validate on")
+    p.add_argument("--holdout-max-samples", type=int, default=DEFAULT_HOLDOUT_MAX_SAMPLES,
+                   metavar="N", help="keep at most N held-out samples for the validation "
+                   "(the rest is neither fitted nor validated); bounds the memory of long "
+                   "recordings")
     p.add_argument("--armature", action="store_true",
                    help="identify the armature too (else the URDF's, zero, is kept)")
     p.add_argument("--allow-unexcited", action="store_true",
                    help="keep the CAD values (geometric prior) for the parameters the motion "
                    "does not excite, instead of refusing the data")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="identify on the Dask cluster whose scheduler is at ADDRESS "
+                   "(e.g. tcp://host:8786); needs lie_dynamics_ros[cluster]")
+    p.add_argument("--dask-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds to wait for the --dask scheduler to answer")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress line while reading (default: for long reads)")
     return p
@@ -160,13 +175,45 @@ def run(opts, out=None, err=None):
     _check_output(opts.out, "--out")
     if opts.report:
         _check_output(opts.report, "--report")
+    if opts.holdout_max_samples < 1:
+        raise InputError("--holdout-max-samples must be >= 1, got %d" % opts.holdout_max_samples)
+    if opts.dask is not None and not opts.dask_timeout > 0:
+        raise InputError("--dask-timeout must be > 0 s, got %g" % opts.dask_timeout)
     model, urdf = _load_model(opts.urdf)
-    recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
-    data = prepare(recordings, cutoff_hz=opts.cutoff)
-    train, held = data.split_holdout(opts.holdout)
-    q, v, a, tau = train.stacked()
-    res = identify(model, q, v, a, tau, friction=True, armature=opts.armature, consistent=True,
-                   urdf=urdf)
+    # connect before the (long) read, so that a wrong address fails at once
+    client = connect(opts.dask, opts.dask_timeout) if opts.dask else None
+    try:
+        return _identify(opts, model, urdf, client, out, err)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _reader(bag, names, opts, err):
+    def read(show):
+        return iter_joint_states(bag, names, opts.topic, opts.progress if show else False, err)
+    return read
+
+
+def _identify(opts, model, urdf, client, out, err):
+    if client is None:          # streamed: memory bounded by the filter's chunk
+        recordings = [(bag, _reader(bag, model.joint_names, opts, err)) for bag in opts.bag]
+        chunks, info = stream(recordings, model.joint_names, opts.holdout,
+                              cutoff_hz=opts.cutoff,
+                              holdout_max_samples=opts.holdout_max_samples)
+        res = identify_chunks(model, chunks, friction=True, armature=opts.armature,
+                              consistent=True, urdf=urdf)
+        held, n_segments, n_fit = info.held, info.n_segments, info.n_fit
+        if info.n_held_dropped:
+            print("%s: %d held-out samples beyond --holdout-max-samples %d are not validated"
+                  % (PROG, info.n_held_dropped, opts.holdout_max_samples), file=err)
+    else:                       # the cluster takes the arrays
+        recordings = read_bags(opts.bag, model.joint_names, opts.topic, opts.progress, err)
+        data = prepare(recordings, cutoff_hz=opts.cutoff)
+        train, held = data.split_holdout(opts.holdout)
+        res = identify(model, *train.stacked(), friction=True, armature=opts.armature,
+                       consistent=True, urdf=urdf, client=client)
+        n_segments, n_fit = len(data.segments), len(train)
     rep = res.report
     if rep.undetermined and not opts.allow_unexcited:
         raise InputError("the motion does not excite %d of the %d base parameters (rank %d, "
@@ -185,7 +232,7 @@ def run(opts, out=None, err=None):
                         lambda p: validation_figure(p, model.joint_names, held, pred)))
     _write_all(writers)
     print("%s: %d bag(s), %d segment(s), %d samples for the fit, %d held out; cut-off %g Hz; "
-          "condition number %.3g" % (PROG, len(opts.bag), len(data.segments), len(train),
+          "condition number %.3g" % (PROG, len(opts.bag), n_segments, n_fit,
                                      len(held), opts.cutoff, rep.condition_number), file=out)
     for line in lines:
         print(line, file=out)
