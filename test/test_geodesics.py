@@ -6,12 +6,18 @@ constant kinetic energy, an action no larger than the straight line's and statio
 under perturbations; on a point mass on a sphere: great circles, and the conjugate point past
 half a turn; bad input and a solver that runs out of nodes raise.
 """
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import lie_dynamics_ros as ldr
 from models import bundled
 from test_curvature import point_mass_on_sphere
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from examples import geodesics as example  # noqa: E402
 
 CASES = {
     "planar_2r": ("planar_2r.urdf", [0.0, 0.3], [1.5, 2.0], 1.0),
@@ -116,3 +122,13 @@ def test_bad_input_and_no_convergence():
     with pytest.raises(ldr.GeodesicError, match="no geodesic .* within tol"):
         ldr.geodesic(arm, q0, q0 + 2.5, 1.0, max_nodes=30)
     assert issubclass(ldr.GeodesicError, ldr.InputError)
+
+
+def test_the_example_writes_its_figure(tmp_path):
+    """examples/geodesics.py: with gravity compensation the geodesic needs (almost) no torque,
+    the line does; the geodesic's energy is flat, the line's is not."""
+    numbers, path = example.main(str(tmp_path))
+    assert os.path.getsize(path) > 10_000
+    assert numbers["action geodesic"] < numbers["action line"]
+    assert numbers["energy drift geodesic"] < 1e-6 < 0.01 < numbers["energy drift line"]
+    assert numbers["max |tau - g| geodesic (N m)"] < 1e-2 * numbers["max |tau - g| line (N m)"]
