@@ -11,7 +11,7 @@ import pytest
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.lie import se3, so3
-from models import bundled, _inertial
+from models import URDF_DIR, bundled, _inertial
 
 H = 1e-5
 
@@ -36,6 +36,7 @@ def coordinate_zoo(seed=0):
 
 
 ROBOTS = {"planar_2r": lambda: bundled("planar_2r.urdf"), "arm7": lambda: bundled("arm7.urdf"),
+          "arm7_armature": lambda: bundled("arm7.urdf").with_joint_dynamics(armature=0.2),
           "coordinate_zoo": coordinate_zoo}
 
 
@@ -191,3 +192,9 @@ def test_bad_input_is_refused_with_a_named_culprit():
     for fn in (ldr.curvature_tensor, ldr.mass_matrix_second_derivatives, ldr.scalar_curvature):
         with pytest.raises(ldr.InputError, match="free joint"):
             fn(floating, ldr.neutral_configuration(floating))
+    loops = ldr.load_urdf(f"{URDF_DIR}/loops/four_bar.urdf")
+    with pytest.raises(ldr.InputError, match="loop closure"):
+        ldr.curvature_tensor(loops, ldr.neutral_configuration(loops))
+    with pytest.raises(ldr.InputError, match="loop closure"):
+        q = ldr.neutral_configuration(loops)
+        ldr.geodesic(loops, q, q + 0.1, 1.0)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import joints as J
-from ..lie import so3
+from ..lie import se3, so3
 from ..model.joint_types import joint_axes
 from ._inputs import vec
 from .geometry import christoffel_symbols
@@ -44,7 +44,11 @@ for _b in range(6):
 
 
 def require_coordinates(model, what):
-    """InputError naming the first joint whose q is not a coordinate (free, ball, General)."""
+    """InputError naming the first joint whose q is not a coordinate (free, ball, General),
+    or the loop closures (the tree's metric is not the closed chain's)."""
+    if model.nc:
+        raise InputError(f"{what} is for open trees: the model has {len(model.loops)} loop "
+                         "closure(s), whose constraint manifold has another metric")
     for j in model.joints:
         if j.joint.kind not in COORDINATE_KINDS:
             raise InputError(
@@ -77,14 +81,6 @@ def _joint_screws(joint, q):
     return np.column_stack([np.r_[0, 0, 0, R2.T @ a], np.r_[0, 0, 0, a2]])
 
 
-def _Ad(T):
-    R, p = T[:3, :3], T[:3, 3]
-    A = np.zeros((6, 6))
-    A[:3, :3] = A[3:, 3:] = R
-    A[:3, 3:] = so3.hat(p) @ R
-    return A
-
-
 def _bodies(model, q):
     """[(body row, inertia, J_b (6, m), dofs (m,))]: each body's Jacobian over the physical DOFs
     on its path, root first, and E (ndof, nv) with q-derivative d/dq_v = sum_p E[p, v] d/dx_p."""
@@ -113,7 +109,7 @@ def _bodies(model, q):
         Tb_inv = np.linalg.inv(T[b])
         cols, dofs = [], []
         for r in reversed(chain):
-            cols.append(_Ad(Tb_inv @ T[r]) @ dof_cols[r])
+            cols.append(se3.Ad(Tb_inv @ T[r]) @ dof_cols[r])
             dofs += range(first[r], first[r] + dof_cols[r].shape[1])
         out.append((b, model.inertias[b - 1], np.hstack(cols), np.array(dofs)))
     return out, np.array(E)
