@@ -105,6 +105,27 @@ def test_great_circles_and_the_conjugate_point_of_the_sphere():
             ldr.geodesic(model, [0.0, eq], q1, 1.0)
 
 
+def test_continuation_reaches_a_goal_the_line_guess_misses():
+    """2.5 rad on every joint of the arm in 1 s: from the straight line the Newton iteration
+    leaves the finite range; moving the goal part of the way first converges."""
+    arm = bundled("arm7.urdf")
+    q0 = ldr.neutral_configuration(arm)
+    q1 = q0 + 2.5
+    with pytest.raises(ldr.GeodesicError, match="diverged|no geodesic"):
+        ldr.geodesic(arm, q0, q1, 1.0, continuation=0)
+    g = ldr.geodesic(arm, q0, q1, 1.0)
+    assert g.endpoint_error <= 1e-9 and g.energy_drift <= 1e-6
+    ql, vl = line(arm, q0, q1, 1.0, g.t)
+    assert g.action < ldr.path_action(arm, g.t, ql, vl)
+    # seeded with its own answer, the solve returns it
+    again = ldr.geodesic(arm, q0, q1, 1.0, guess=g, continuation=0)
+    np.testing.assert_allclose(again.q, g.q, rtol=0, atol=1e-6)
+    with pytest.raises(ldr.InputError, match="guess"):
+        ldr.geodesic(arm, q0, q1, 1.0, guess=(g.t, g.q[:, :3], g.v))
+    with pytest.raises(ldr.InputError, match="guess must span"):
+        ldr.geodesic(arm, q0, q1, 2.0, guess=g)
+
+
 def test_bad_input_and_no_convergence():
     arm = bundled("arm7.urdf")
     q0 = ldr.neutral_configuration(arm)

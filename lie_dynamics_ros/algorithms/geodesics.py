@@ -67,24 +67,57 @@ def _metric_model(model):
 
 
 def geodesic(model, q0, q1, duration, num=101, tol=1e-6, bc_tol=1e-9, nodes=21,
-             max_nodes=5000, check_conjugate=True):
+             max_nodes=5000, check_conjugate=True, guess=None, continuation=6):
     """The geodesic from q0 to q1 in ``duration`` s, sampled at ``num`` uniform times; a
-    ``Geodesic``. The straight joint-space line is the first guess. Raises ``GeodesicError``
-    when the collocation does not converge within ``tol``/``bc_tol`` and ``max_nodes`` or when
-    a conjugate point lies before the end (``check_conjugate``), ``InputError`` on bad input
-    (free, ball or General joints included)."""
-    from scipy.integrate import solve_bvp
+    ``Geodesic``. The first guess is ``guess`` (a Geodesic or (t, q, v) samples over
+    [0, duration]) or the straight joint-space line. When a solve fails, the goal is first
+    moved part of the way (halving the step, at most ``continuation`` times in all) and each
+    solution seeds the next. Raises ``GeodesicError`` when the collocation does not converge
+    within ``tol``/``bc_tol`` and ``max_nodes`` or when a conjugate point lies before the end
+    (``check_conjugate``), ``InputError`` on bad input (free, ball or General joints and loop
+    closures included)."""
     require_coordinates(model, "a geodesic")
     n = model.nv
     q0, q1 = finite_vector(q0, model.nq, "q0"), finite_vector(q1, model.nq, "q1")
     T = float(duration) if np.ndim(duration) == 0 else np.nan
     if not (np.isfinite(T) and T > 0):
         raise InputError(f"duration must be a finite number > 0, got {duration!r}")
-    if int(num) < 2 or int(nodes) < 2:
-        raise InputError("num and nodes must be at least 2")
+    if int(num) < 2 or int(nodes) < 2 or int(continuation) < 0:
+        raise InputError("num and nodes must be at least 2, continuation at least 0")
     if not (0 < tol < 1 and 0 < bc_tol < 1):
         raise InputError("tol and bc_tol must lie in (0, 1)")
     m0 = _metric_model(model)
+    # continuation on the goal q0 + s (q1 - q0): solved up to s = `done` (s = 0: resting at
+    # q0); each try shifts the last solution (or the given guess) linearly onto its goal
+    tm = np.linspace(0.0, T, int(nodes))
+    y = np.vstack([np.repeat(q0[:, None], len(tm), axis=1), np.zeros((n, len(tm)))])
+    first = None if guess is None else _initial_guess(guess, model, T)
+    done, s, halvings = 0.0, 1.0, 0
+    while True:
+        goal = q0 + s * (q1 - q0)
+        t_try, y_try = first if first is not None else (tm, y)
+        shift = goal - y_try[:n, -1]
+        y_try = y_try + np.vstack([np.outer(shift, t_try / T),
+                                   np.repeat((shift / T)[:, None], len(t_try), axis=1)])
+        first = None
+        try:
+            sol = _collocate(m0, q0, goal, t_try, y_try, T, tol, bc_tol, max_nodes)
+        except GeodesicError:
+            halvings += 1
+            if halvings > int(continuation):
+                raise
+            s = 0.5 * (done + s)
+            continue
+        if s == 1.0:
+            break
+        done, tm, y, s = s, sol.x, sol.y, 1.0
+    return _result(model, m0, sol, q0, q1, T, int(num), bc_tol, check_conjugate)
+
+
+def _collocate(m0, q0, q1, tm, y0, T, tol, bc_tol, max_nodes):
+    """scipy's solve_bvp on y = (q, v), f = (v, FD(q, v, 0)) with the analytic Jacobians."""
+    from scipy.integrate import solve_bvp
+    n = m0.nv
 
     def fun(t, y):
         Q, V = np.ascontiguousarray(y[:n].T), np.ascontiguousarray(y[n:].T)
@@ -106,10 +139,6 @@ def geodesic(model, q0, q1, duration, num=101, tol=1e-6, bc_tol=1e-9, nodes=21,
         Ja[:n, :n], Jb[n:, :n] = np.eye(n), np.eye(n)
         return Ja, Jb
 
-    tm = np.linspace(0.0, T, int(nodes))
-    s = tm / T
-    y0 = np.vstack([(q0[:, None] + np.outer(q1 - q0, s)),
-                    np.repeat(((q1 - q0) / T)[:, None], len(tm), axis=1)])
     try:
         sol = solve_bvp(fun, bc, tm, y0, fun_jac=fun_jac, bc_jac=bc_jac, tol=tol,
                         bc_tol=bc_tol, max_nodes=max_nodes)
@@ -120,7 +149,12 @@ def geodesic(model, q0, q1, duration, num=101, tol=1e-6, bc_tol=1e-9, nodes=21,
         raise GeodesicError(f"no geodesic from q0 to q1 in {T:g} s within tol={tol:g}: "
                             f"{sol.message} (residual {np.max(sol.rms_residuals):.3g}, "
                             f"{sol.x.size} nodes)")
-    t = np.linspace(0.0, T, int(num))
+    return sol
+
+
+def _result(model, m0, sol, q0, q1, T, num, bc_tol, check_conjugate):
+    n = model.nv
+    t = np.linspace(0.0, T, num)
     y, yd = sol.sol(t), sol.sol(t, 1)
     q, v = np.ascontiguousarray(y[:n].T), np.ascontiguousarray(y[n:].T)
     a = forward_dynamics(m0, q, v, np.zeros_like(v))
@@ -139,6 +173,21 @@ def geodesic(model, q0, q1, duration, num=101, tol=1e-6, bc_tol=1e-9, nodes=21,
                     endpoint_error=endpoint, residual=residual,
                     collocation_residual=float(np.max(sol.rms_residuals)), energy_drift=drift,
                     nodes=int(sol.x.size))
+
+
+def _initial_guess(guess, model, T):
+    """(mesh, y) from a Geodesic or a (t, q, v) triple spanning [0, T]."""
+    t, q, v = (guess.t, guess.q, guess.v) if isinstance(guess, Geodesic) else guess
+    t, q, v = np.asarray(t, float), np.asarray(q, float), np.asarray(v, float)
+    if (t.ndim != 1 or len(t) < 2 or q.shape != (len(t), model.nq) or v.shape != (len(t), model.nv)
+            or not np.all(np.isfinite(q)) or not np.all(np.isfinite(v))):
+        raise InputError(f"guess must be a Geodesic or finite (t (N,), q (N, {model.nq}), "
+                         f"v (N, {model.nv}))")
+    if not (abs(t[0]) <= 1e-9 * T and abs(t[-1] - T) <= 1e-9 * T and np.all(np.diff(t) > 0)):
+        raise InputError(f"guess must span t = 0 .. {T:g} with increasing times")
+    t = t.copy()
+    t[0], t[-1] = 0.0, T
+    return t, np.vstack([q.T, v.T])
 
 
 def _no_conjugate_point(m0, sol, n, T, samples=200):
