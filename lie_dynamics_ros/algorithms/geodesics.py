@@ -12,8 +12,9 @@ Lobatto IIIa method on an adaptive mesh), with the analytic Jacobians of forward
 interval, ``bc_tol`` the end-point error (rad or m). A solution is then checked for conjugate
 points: the Jacobi field J(t) = dq(t)/dqd(0) (the variational equation along the solution,
 the same Jacobians) must stay regular on (0, duration]; where det J(t) changes sign the motion
-is a geodesic but no longer a minimum of the energy (do Carmo, Riemannian Geometry, ch. 5), and
-``GeodesicError`` says so. It also says when the solver does not converge.
+is a geodesic but no longer a minimum of the energy (do Carmo 1992, ch. 5), and
+``GeodesicError`` says so. A failed solve is retried with the goal moved part of the way
+(continuation, each solution seeding the next); ``GeodesicError`` also says when that fails.
 
 ``path_action(model, t, q, v)`` is Park's objective for any sampled motion (Simpson's rule).
 """
