@@ -6,7 +6,7 @@
 #   make test    pytest on test/
 #   make demo    .venv/bin/ldr_adaptive_demo   (simulator + adaptive controller over DDS)
 #   make dynamics-demo  .venv/bin/ldr_demo     (model tree and dynamics; DEMO_ARGS=...)
-#   make bench   benchmarks: dynamics (BENCH_ARGS=...), derivatives, simulation, loops,
+#   make bench   benchmarks: dynamics (BENCH_ARGS=...), derivatives, geometry, simulation, loops,
 #                identification per 10^5 samples, against Pinocchio and MuJoCo
 #   make soak    10 min of simulated time, simulator + adaptive controller (make test runs 5 s)
 #   make fuzz    a long URDF fuzz (make test runs 10^4 cases)
@@ -82,6 +82,7 @@ dynamics-demo: venv
 bench: venv
 	$(PY) benchmarks/bench_dynamics.py $(BENCH_ARGS)
 	$(PY) benchmarks/bench_derivatives.py
+	$(PY) benchmarks/bench_geometry.py
 	$(PY) benchmarks/bench_simulate.py
 	$(PY) benchmarks/bench_loops.py
 	$(PY) benchmarks/bench_identify.py

@@ -2,7 +2,7 @@
 
 The core imports without ROS. Conventions: docs/conventions.md; API: docs/api.md.
 """
-from .errors import URDFError, SDFError, InputError, SimulationDiverged
+from .errors import URDFError, SDFError, InputError, SimulationDiverged, GeodesicError
 from .model.loading import load_urdf          # the tree (model.urdf) plus <loop_joint> / loops=
 from .model.sdf import load_sdf
 from .model.builder import ModelBuilder
@@ -33,6 +33,9 @@ from .algorithms.derivatives import (inverse_dynamics_derivatives, forward_dynam
                                      hybrid_dynamics_derivatives,
                                      inverse_dynamics_parameter_derivatives)
 from .algorithms.geometry import mass_matrix_configuration_derivatives, christoffel_symbols
+from .algorithms.curvature import (mass_matrix_second_derivatives, curvature_tensor,
+                                   sectional_curvature, scalar_curvature)
+from .algorithms.geodesics import geodesic, Geodesic, path_action
 from .integrators.simulate import simulate, rollout
 from .integrators.simulator import Simulator
 from .estimation.momentum_observer import MomentumObserver
@@ -59,5 +62,7 @@ __all__ = [
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
     "inverse_dynamics_parameter_derivatives", "mass_matrix_configuration_derivatives",
-    "christoffel_symbols", "excitation_trajectory",
+    "christoffel_symbols", "excitation_trajectory", "GeodesicError",
+    "mass_matrix_second_derivatives", "curvature_tensor", "sectional_curvature",
+    "scalar_curvature", "geodesic", "Geodesic", "path_action",
 ]

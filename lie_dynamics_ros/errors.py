@@ -34,3 +34,8 @@ class SimulationDiverged(FloatingPointError):
         self.t_s, self.joint, self.reason = t_s, joint, reason
         super().__init__("simulation diverged at t = %.4f s: joint %s %s; reduce dt (raise "
                          "the rate) or use rkmk4" % (t_s, joint, reason))
+
+
+class GeodesicError(InputError):
+    """No minimum-energy motion between the given configurations within tolerance: the
+    boundary-value solve did not converge, or a conjugate point lies before the end."""

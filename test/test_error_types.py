@@ -20,9 +20,9 @@ ERRORS = [c for _, c in inspect.getmembers(errors, inspect.isclass)
           if issubclass(c, Exception) and c.__module__ == errors.__name__]
 
 
-def test_errors_py_defines_the_four_public_errors():
+def test_errors_py_defines_the_five_public_errors():
     assert {c.__name__ for c in ERRORS} == {"URDFError", "SDFError", "InputError",
-                                            "SimulationDiverged"}
+                                            "SimulationDiverged", "GeodesicError"}
 
 
 @pytest.mark.parametrize("cls", ERRORS, ids=lambda c: c.__name__)
@@ -35,6 +35,7 @@ def test_builtin_bases_kept_for_callers_that_catch_them():
     for cls in (ldr.URDFError, ldr.SDFError, ldr.InputError):
         assert issubclass(cls, ValueError)
     assert issubclass(ldr.SDFError, ldr.URDFError)
+    assert issubclass(ldr.GeodesicError, ldr.InputError)
     assert issubclass(ldr.SimulationDiverged, FloatingPointError)
 
 
