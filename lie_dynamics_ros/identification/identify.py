@@ -25,7 +25,7 @@ The solve (docs/identification.md):
 A joint with Coulomb friction slower than ``rest_speed`` is at rest and its torque row is
 left out of the fit (``reduction.py``): at rest the friction torque is anything within
 +-F_c, which no model of the form F_c sign(v) predicts (on a simulated arm7 whose wrist
-sticks a third of the time, keeping those rows biased its identified Coulomb friction 5-20 %
+sticks a third of the time, keeping those rows biased its identified Coulomb friction 3-22 %
 low).
 """
 from dataclasses import dataclass, field
