@@ -41,7 +41,7 @@ from . import consistency as C
 from .distributed import is_dask, reduce_dask
 from .reduction import CHUNK_SAMPLES, REST_SPEED, reduce_chunks, reduce_samples
 from .regressors import ZERO_COLUMN, base_columns, column_names, joint_terms
-from .report import IdentificationReport, build_report
+from .report import IdentificationReport, build_report, unexcited_error
 from .samples import check_samples
 
 #: a base parameter is undetermined by the data when its pivot in the QR of the weighted,
@@ -194,10 +194,9 @@ def _solve(model, red, consistent, prior, prior_weight, urdf):
     cond = float(s[0] / s[-1]) if s[-1] > 0 else np.inf
     undetermined = sorted(int(B[k]) for k in piv[rank:])
     if undetermined and prior is None:
-        raise InputError(
-            f"the motion does not excite {len(undetermined)} of the {B.size} base parameters "
-            f"(condition number {cond:.3g}): {[names[k] for k in undetermined][:8]}; move "
-            "more joints, faster and over more of their range, or use prior='geometric'")
+        raise unexcited_error([names[k] for k in undetermined], rank, B.size, cond,
+                              "move more joints, faster and over more of their range, or "
+                              "use prior='geometric'")
 
     theta_cad = inertial_parameters(model)
     extra0 = _extra_start(model, beta0, B, nr, names, friction, armature)

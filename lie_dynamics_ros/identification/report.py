@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
+
 
 @dataclass(frozen=True)
 class IdentificationReport:
@@ -34,6 +36,13 @@ class IdentificationReport:
     converged: bool = True
     at_rest: np.ndarray = None
 
+    def require_excited(self, advice):
+        """Raise ``unexcited_error`` (ending with ``advice``) when the data leave any base
+        parameter undetermined."""
+        if self.undetermined:
+            raise unexcited_error(self.undetermined, self.rank, self.n_base,
+                                  self.condition_number, advice)
+
     def __str__(self):
         out = [f"identification: {self.n_samples} samples, {self.n_base} base parameters, "
                f"rank {self.rank}, condition number {self.condition_number:.3g}, "
@@ -48,6 +57,14 @@ class IdentificationReport:
             out.append(f"  {n:<32s} {val: .6g} +- {sd:.3g}"
                        + ("  (undetermined)" if n in self.undetermined else ""))
         return "\n".join(out)
+
+
+def unexcited_error(names, rank, n_base, condition_number, advice):
+    """The InputError of a motion that leaves the base parameters ``names`` undetermined."""
+    shown = ", ".join(list(names)[:6]) + (", ..." if len(names) > 6 else "")
+    return InputError(f"the motion does not excite {len(names)} of the {n_base} base "
+                      f"parameters (rank {rank}, condition number {condition_number:.3g}): "
+                      f"{shown}; {advice}")
 
 
 def build_report(names, B, D, K, Ww, yw, x, rank, undetermined, cond, rms, peak, n_samples,

@@ -234,13 +234,9 @@ def _identify(opts, model, urdf, client, out, err):
                        consistent=True, urdf=urdf, client=client, rest_speed=opts.rest_speed)
         n_segments, n_fit = len(data.segments), len(train)
     rep = res.report
-    if rep.undetermined and not opts.allow_unexcited:
-        raise InputError("the motion does not excite %d of the %d base parameters (rank %d, "
-                    "condition number %.3g): %s; record a richer motion (an excitation "
-                    "trajectory) or pass --allow-unexcited to keep their CAD values"
-                    % (len(rep.undetermined), rep.n_base, rep.rank, rep.condition_number,
-                       ", ".join(list(rep.undetermined)[:6])
-                       + (", ..." if len(rep.undetermined) > 6 else "")))
+    if not opts.allow_unexcited:
+        rep.require_excited("record a richer motion (an excitation trajectory) or pass "
+                            "--allow-unexcited to keep their CAD values")
     hq, hv, ha, htau = held.stacked()
     pred = res.predict(hq, hv, ha)
     lines, *_ = summary_table(model.joint_names, htau, pred, res.model.joint_damping,
