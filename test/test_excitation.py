@@ -63,12 +63,18 @@ def test_extremes_are_certified_between_coarse_samples():
         assert np.all(np.abs(v).max(0) <= vmax) and np.all(np.abs(a).max(0) <= amax)
 
 
+def joint_columns(*per_dof):
+    """(nv, k nv): the friction (and armature) columns of one sample, per DOF in turn (the
+    order of ``identification.regressors.column_names``)."""
+    return np.hstack([np.diag(x)[:, [j]] for j in range(len(per_dof[0])) for x in per_dof])
+
+
 def test_condition_number_is_lowered_and_finite(exc):
     assert np.isfinite(exc.condition_number) and exc.condition_number >= 1.0
     assert exc.condition_number < exc.initial_condition_number
     # recomputed independently: SVD of the stacked regressor's base columns
     model = exc.model
-    rows = [np.hstack([ldr.regressor(model, q, v, v, a), np.diag(v), np.diag(np.sign(v))])
+    rows = [np.hstack([ldr.regressor(model, q, v, v, a), joint_columns(v, np.sign(v))])
             for q, v, a in zip(exc.q, exc.v, exc.a)]
     s = np.linalg.svd(np.vstack(rows)[:, exc.base_columns], compute_uv=False)
     assert exc.condition_number == pytest.approx(s[0] / s[-1], rel=1e-6)
@@ -227,8 +233,8 @@ def test_armature_columns_are_excited_too():
     exc = ldr.excitation_trajectory(model, 10.0, armature=True, max_iterations=3, starts=1)
     # the data identify more parameters (not all armatures: joint 1's, about the vertical,
     # only adds to link 1's I_zz), as many as an SVD of the samples finds
-    rows = [np.hstack([ldr.regressor(model, q, v, v, a), np.diag(v), np.diag(np.sign(v)),
-                       np.diag(a)]) for q, v, a in zip(exc.q, exc.v, exc.a)]
+    rows = [np.hstack([ldr.regressor(model, q, v, v, a), joint_columns(v, np.sign(v), a)])
+            for q, v, a in zip(exc.q, exc.v, exc.a)]
     assert len(exc.base_columns) == np.linalg.matrix_rank(np.vstack(rows))
     assert len(exc.base_columns) > len(plain.base_columns)
     assert np.isfinite(exc.condition_number)

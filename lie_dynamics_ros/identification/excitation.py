@@ -3,26 +3,25 @@
 A finite Fourier series per joint (Swevers, Ganseman, Tukel, De Schutter & Van Brussel 1997;
 ``fourier_series.py``) whose coefficients minimise the condition number of the base regressor
 over one period, subject to the joint position, velocity and acceleration limits (Swevers et
-al. 1997 optimise the same criterion under the same constraints). The regressor is
-``ldr.regressor(model, q, v, v, a)`` with one viscous (v_i) and one Coulomb (sign v_i) column
-per DOF; its base columns are found by QR with column pivoting (Gautier 1991).
+al. 1997 optimise the same criterion under the same constraints). The regressor is the
+identification's (``regressors.stacked_regressor``: ``ldr.regressor(model, q, v, v, a)`` with
+a viscous (v_i) and a Coulomb (sign v_i) column per DOF, and with ``armature`` an a_i one),
+and so are its base columns (``regressors.base_columns``: QR with column pivoting, Gautier
+1991).
 """
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import qr
 from scipy.optimize import minimize
 
-from ..algorithms.regressor import regressor
 from ..errors import InputError
 from ..model.model import Model
 from .excitation_limits import (JointLimits, fit_to_limits, joint_limits, limit_constraints,
                                 positive_number)
 from .fourier_series import FourierSeries, basis
+from .regressors import base_columns, stacked_regressor
 
-#: a pivoted-QR column is a base column when |R_kk| > RANK_TOLERANCE * |R_00|
-RANK_TOLERANCE = 1e-8
 #: limit constraints per period of the highest harmonic during the optimisation (the final
 #: series is then certified at all times and shrunk where a peak fell between them)
 POINTS_PER_HARMONIC = 12
@@ -57,7 +56,8 @@ class Excitation:
     ``t`` (N,), ``q`` (N, nq), ``v``, ``a`` (N, nv); ``coefficients`` the Fourier series (a, b,
     q0); ``condition_number`` that of the base regressor on these samples, and
     ``initial_condition_number`` that of the starting guess on the same times; ``limits`` the
-    limits it keeps (margins applied); ``base_columns`` the regressor columns kept.
+    limits it keeps (margins applied); ``base_columns`` the regressor columns kept (indices
+    into ``regressors.column_names(model, True, armature)``).
     """
     model: Model
     coefficients: FourierSeries
@@ -115,33 +115,6 @@ class Excitation:
 def _times(duration, rate):
     n = int(np.floor(duration * rate + 1e-9))
     return np.arange(n + 1) / rate
-
-
-def stacked_regressor(model, q, v, a, data=None, armature=False):
-    """(N nv, 10 nbodies + 2 nv): ``ldr.regressor(model, q_k, v_k, v_k, a_k)`` stacked over
-    the N samples, then the viscous (v) and Coulomb (sign v) columns of every DOF, and with
-    ``armature`` one armature (a) column per DOF."""
-    n, nv = len(q), model.nv
-    data = model.create_data() if data is None else data
-    nrb = len(model.body_names) * 10
-    W = np.zeros((n, nv, nrb + (3 if armature else 2) * nv))
-    for k in range(n):
-        W[k, :, :nrb] = regressor(model, q[k], v[k], v[k], a[k], data=data)
-    dof = np.arange(nv)
-    W[:, dof, nrb + dof] = v
-    W[:, dof, nrb + nv + dof] = np.sign(v)
-    if armature:
-        W[:, dof, nrb + 2 * nv + dof] = a
-    return W.reshape(n * nv, -1)
-
-
-def base_columns(W, tolerance=RANK_TOLERANCE):
-    """Indices of the base columns of W, ascending: QR with column pivoting (Gautier
-    1991), a column kept while |R_kk| > tolerance * |R_00|."""
-    _, R, piv = qr(W, mode="economic", pivoting=True)
-    d = np.abs(np.diag(R))
-    rank = int(np.sum(d > tolerance * d[0])) if d.size and d[0] > 0 else 0
-    return np.sort(piv[:rank])
 
 
 def condition_number(W, nv):
@@ -226,7 +199,7 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
     q0 = _mean_position(model, limits, q0)
     rng = np.random.default_rng(seed)
     data = model.create_data()
-    cols = _structural_base_columns(model, limits, rng, data, armature)
+    cols, _, _ = base_columns(model, True, armature)
 
     period = 1.0 / base_frequency
     t_obj = (np.arange(counts["samples"]) + 0.5) * period / counts["samples"]
@@ -240,7 +213,8 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
     def log_condition(x):
         s = series_of(x)
         C = s.stacked()
-        W = stacked_regressor(model, Bq @ C + s.q0, Bv @ C, Ba @ C, data, armature)[:, cols]
+        W = stacked_regressor(model, Bq @ C + s.q0, Bv @ C, Ba @ C, True, armature,
+                              data)[:, cols]
         return float(np.log(min(condition_number(W, nv), 1e12)))
 
     guesses = []
@@ -278,9 +252,9 @@ def excitation_trajectory(model, duration, harmonics=5, base_frequency=0.1, q0=N
 
     t = _times(duration, rate)
     cond0 = condition_number(
-        stacked_regressor(model, *initial.evaluate(t), data, armature)[:, cols], nv)
+        stacked_regressor(model, *initial.evaluate(t), True, armature, data)[:, cols], nv)
     q, v, a = final.evaluate(t)
-    cond = condition_number(stacked_regressor(model, q, v, a, data, armature)[:, cols], nv)
+    cond = condition_number(stacked_regressor(model, q, v, a, True, armature, data)[:, cols], nv)
     if not cond <= cond0:                # the optimiser stopped somewhere worse: keep the start
         final, cond = initial, cond0
         q, v, a = final.evaluate(t)
@@ -302,12 +276,3 @@ def _mean_position(model, limits, q0):
     return arr
 
 
-def _structural_base_columns(model, limits, rng, data, armature):
-    """Base columns from random states (positions within the limits, velocities and
-    accelerations of unit scale): which parameters any motion can identify."""
-    n = max(64, 4 * (len(model.body_names) * 10 + 3 * model.nv) // model.nv)
-    lo = np.where(np.isfinite(limits.lower), limits.lower, -np.pi)
-    hi = np.where(np.isfinite(limits.upper), limits.upper, np.pi)
-    q = lo + (hi - lo) * rng.random((n, model.nv))
-    v, a = rng.standard_normal((2, n, model.nv))
-    return base_columns(stacked_regressor(model, q, v, a, data, armature))

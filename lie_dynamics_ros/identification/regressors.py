@@ -39,14 +39,15 @@ def column_names(model, friction, armature):
     return names
 
 
-def stacked_regressor(model, q, v, a, friction, armature):
-    """(N nv, 10 nbodies + extra) regressor of the N samples (rows sample-major)."""
+def stacked_regressor(model, q, v, a, friction, armature, data=None):
+    """(N nv, 10 nbodies + extra) regressor of the N samples (rows sample-major), columns
+    ``column_names``; ``data`` a work buffer to reuse (else one is made)."""
     N, nv = v.shape
     nr = N_PARAMS * model.njoints
     terms = joint_terms(model)
     per = 2 * bool(friction) + bool(armature)
     W = np.zeros((N, nv, nr + per * len(terms)))
-    data = model.create_data()
+    data = model.create_data() if data is None else data
     for k in range(N):
         W[k, :, :nr] = regressor(model, q[k], v[k], v[k], a[k], data=data)
     c = nr

@@ -13,9 +13,14 @@
    torques. The bags are streamed (``identification/streaming.py`` into
    ``ldr.identify_chunks``), so memory does not grow with the recording's length.
    With ``--dask ADDRESS`` the regressor is built and reduced on that Dask cluster.
-4. Prints a summary table (per joint: held-out RMS, peak |torque| of the held-out part, RMS
-   as % of that peak, identified damping and Coulomb friction), writes the URDF and, with
+4. Prints a summary table (per joint: held-out RMS over the samples in motion, peak |torque|
+   of the held-out part, RMS as % of that peak, the same over every held-out sample, the
+   share of samples at rest, identified damping and Coulomb friction), writes the URDF and, with
    ``--report``, a figure of measured against predicted torque per joint on the held-out part.
+
+A joint with Coulomb friction slower than ``--rest-speed`` is at rest: its friction torque is
+then anything within +-F_c, so those torque rows are left out of the fit and of the "in
+motion" validation (``identification/reduction.py``).
 
 Bad input (not a bag, no effort, a model joint missing from the bag, too little data, a
 motion that does not excite the parameters) exits with status 1 and one line on stderr, and
@@ -32,6 +37,7 @@ from lie_dynamics_ros.errors import InputError, URDFError
 from lie_dynamics_ros.identification.distributed import connect
 from lie_dynamics_ros.identification.signals import DEFAULT_CUTOFF_HZ, prepare
 from lie_dynamics_ros.identification.identify import identify, identify_chunks
+from lie_dynamics_ros.identification.reduction import REST_SPEED, at_rest
 from lie_dynamics_ros.identification.streaming import DEFAULT_HOLDOUT_MAX_SAMPLES, stream
 from lie_dynamics_ros.ros.bag_reader import DEFAULT_TOPIC, iter_joint_states, read_bags
 
@@ -54,6 +60,10 @@ def build_parser():
                    "predicted) to this image file (.png, .pdf, .svg)")
     p.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF_HZ,
                    help="low-pass cut-off in Hz for positions, velocities and efforts")
+    p.add_argument("--rest-speed", type=float, default=REST_SPEED,
+                   help="rad/s (m/s): a joint with Coulomb friction slower than this is at "
+                   "rest, its torque left out of the fit and of the in-motion validation "
+                   "(its friction is then anything within +-F_c); 0 keeps every sample")
     p.add_argument("--holdout", type=float, default=0.2,
                    help="fraction at the end of every segment kept out of the fit, to "
                    "validate on")
@@ -102,20 +112,27 @@ def _check_output(path, what):
         raise InputError("%s: the folder of %s does not exist: %s" % (what, path, folder))
 
 
-def summary_table(names, measured, predicted, damping, friction):
-    """Rows of the printed table; also returns the per-joint RMS, peak and RMS % of peak."""
+def summary_table(names, measured, predicted, damping, friction, resting=None):
+    """Rows of the printed table; also returns the per-joint RMS over the samples in motion
+    (``resting`` (N, n) bool marks those at rest), peak and RMS % of peak."""
     err = predicted - measured
-    rms = np.sqrt(np.mean(err ** 2, axis=0))
+    resting = np.zeros(err.shape, dtype=bool) if resting is None else resting
+    moving = np.maximum((~resting).sum(axis=0), 1)
+    rms = np.sqrt(np.sum(np.where(resting, 0.0, err ** 2), axis=0) / moving)
+    rms_all = np.sqrt(np.mean(err ** 2, axis=0))
     peak = np.abs(measured).max(axis=0)
     pct = 100.0 * rms / np.where(peak > 0, peak, np.inf)
+    pct_all = 100.0 * rms_all / np.where(peak > 0, peak, np.inf)
+    rest = 100.0 * resting.mean(axis=0)
     w = max(5, max(len(n) for n in names))
-    lines = ["%-*s %12s %12s %10s %12s %12s" % (w, "joint", "RMS held-out", "peak |tau|",
-                                               "RMS/peak", "damping", "friction"),
-             "%-*s %12s %12s %10s %12s %12s" % (w, "", "(N m)", "(N m)", "(%)",
-                                               "(N m s/rad)", "(N m)")]
+    head = "%-*s %12s %12s %10s %10s %8s %12s %12s"
+    lines = [head % (w, "joint", "RMS held-out", "peak |tau|", "RMS/peak", "all", "at rest",
+                     "damping", "friction"),
+             head % (w, "", "(N m)", "(N m)", "(%)", "(%)", "(%)", "(N m s/rad)", "(N m)")]
     for j, n in enumerate(names):
-        lines.append("%-*s %12.4g %12.4g %10.3f %12.4g %12.4g"
-                     % (w, n, rms[j], peak[j], pct[j], damping[j], friction[j]))
+        lines.append("%-*s %12.4g %12.4g %10.3f %10.3f %8.1f %12.4g %12.4g"
+                     % (w, n, rms[j], peak[j], pct[j], pct_all[j], rest[j], damping[j],
+                        friction[j]))
     return lines, rms, peak, pct
 
 
@@ -175,6 +192,8 @@ def run(opts, out=None, err=None):
     _check_output(opts.out, "--out")
     if opts.report:
         _check_output(opts.report, "--report")
+    if not (np.isfinite(opts.rest_speed) and opts.rest_speed >= 0):
+        raise InputError("--rest-speed must be finite and >= 0 rad/s, got %g" % opts.rest_speed)
     if opts.holdout_max_samples < 1:
         raise InputError("--holdout-max-samples must be >= 1, got %d" % opts.holdout_max_samples)
     if opts.dask is not None and not opts.dask_timeout > 0:
@@ -202,7 +221,7 @@ def _identify(opts, model, urdf, client, out, err):
                               cutoff_hz=opts.cutoff,
                               holdout_max_samples=opts.holdout_max_samples)
         res = identify_chunks(model, chunks, friction=True, armature=opts.armature,
-                              consistent=True, urdf=urdf)
+                              consistent=True, urdf=urdf, rest_speed=opts.rest_speed)
         held, n_segments, n_fit = info.held, info.n_segments, info.n_fit
         if info.n_held_dropped:
             print("%s: %d held-out samples beyond --holdout-max-samples %d are not validated"
@@ -212,20 +231,17 @@ def _identify(opts, model, urdf, client, out, err):
         data = prepare(recordings, cutoff_hz=opts.cutoff)
         train, held = data.split_holdout(opts.holdout)
         res = identify(model, *train.stacked(), friction=True, armature=opts.armature,
-                       consistent=True, urdf=urdf, client=client)
+                       consistent=True, urdf=urdf, client=client, rest_speed=opts.rest_speed)
         n_segments, n_fit = len(data.segments), len(train)
     rep = res.report
-    if rep.undetermined and not opts.allow_unexcited:
-        raise InputError("the motion does not excite %d of the %d base parameters (rank %d, "
-                    "condition number %.3g): %s; record a richer motion (an excitation "
-                    "trajectory) or pass --allow-unexcited to keep their CAD values"
-                    % (len(rep.undetermined), rep.n_base, rep.rank, rep.condition_number,
-                       ", ".join(list(rep.undetermined)[:6])
-                       + (", ..." if len(rep.undetermined) > 6 else "")))
+    if not opts.allow_unexcited:
+        rep.require_excited("record a richer motion (an excitation trajectory) or pass "
+                            "--allow-unexcited to keep their CAD values")
     hq, hv, ha, htau = held.stacked()
     pred = res.predict(hq, hv, ha)
     lines, *_ = summary_table(model.joint_names, htau, pred, res.model.joint_damping,
-                              res.model.joint_friction)
+                              res.model.joint_friction,
+                              at_rest(model, hv, True, opts.rest_speed))
     writers = [(opts.out, res.write_urdf)]
     if opts.report:
         writers.append((opts.report,
