@@ -506,6 +506,53 @@ def test_adaptive_controller_command_topic_argument(ros):
         launch.stop()
 
 
+def test_simulator_next_to_gazebo(ros):
+    """docs/ros.md, "Next to Gazebo": with another node owning /clock (Gazebo's stand-in,
+    here this test at t = 1000 s), simulator.launch.py publish_clock:=false use_sim_time:=true
+    namespace:=ldr publishes no clock, stamps from that clock's time, and keeps joint_states
+    and robot_description in /ldr; `ros2 run` with the documented remap integrates the
+    commands sent to /effort_controller/commands."""
+    from rosgraph_msgs.msg import Clock
+    from std_msgs.msg import Float64MultiArray
+    clock_pub = ros.node.create_publisher(Clock, "/clock", 10)
+    t = [1000.0]
+
+    def tick():
+        t[0] += 0.01
+        msg = Clock()
+        msg.clock.sec, msg.clock.nanosec = int(t[0]), int((t[0] % 1) * 1e9)
+        clock_pub.publish(msg)
+    ros.node.create_timer(0.01, tick)
+    with Launch("simulator.launch.py", "publish_clock:=false", "use_sim_time:=true",
+                "namespace:=ldr") as launch:
+        states = ros.collect("/ldr/joint_states")
+        assert ros.spin_until(lambda: len(states) > 20, 60), launch.output()
+        assert 1000.0 <= stamp_s(states[0][1]) <= t[0]
+        assert ros.node.count_publishers("/clock") == 1            # this test's only
+        assert ros.node.count_publishers("/joint_states") == 0
+        assert ros.node.count_publishers("/robot_description") == 0
+        assert ros.node.count_publishers("/ldr/robot_description") == 1
+        launch.stop()
+    with Launch("forward_dynamics_node", "--ros-args", "-r", "__ns:=/ldr",
+                "-p", "urdf_path:=arm7.urdf", "-p", "publish_clock:=false",
+                "-p", "use_sim_time:=true",
+                "-r", "effort_controller/commands:=/effort_controller/commands",
+                verb="run") as sim:
+        states = ros.collect("/ldr/joint_states")
+        cmd_pub = ros.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        assert ros.spin_until(lambda: len(states) > 0 and cmd_pub.get_subscription_count() > 0,
+                              60), sim.output()
+
+        def moving():
+            cmd_pub.publish(Float64MultiArray(data=[0.0] * 7))     # no torque: the arm falls
+            return len(states) > 1 and np.abs(np.subtract(states[-1][1].position,
+                                                          READY)).max() > 1e-3
+        assert ros.spin_until(moving, 30), sim.output()
+        assert sim.wait_for_log("first command received", 1), sim.output()
+        assert ros.node.count_publishers("/clock") == 1
+        sim.stop()
+
+
 # ---------------------------------------------------------------------------------------------
 # the adaptive graph: simulator.launch.py + adaptive_controller.launch.py
 
