@@ -111,7 +111,7 @@ $(COLCON_STAMP):
 # which holds numpy, numba and rclpy, as the system python does on a ROS 2 machine (a
 # shebang of build/colcon_venv's python, which has none of them, made every node die).
 COLCON = PYTHONPATH="$$(echo $(abspath $(COLCON_VENV))/lib/python3*/site-packages)" \
-  $(abspath $(PY)) -c 'import sys; from colcon_core.command import main; sys.exit(main())'
+  $(abspath $(PY)) -m colcon
 
 # The workspace holds a symlink to this checkout; colcon stops descending at a
 # package.xml, so the link back into the repository (build/ is inside it) is
