@@ -10,14 +10,17 @@
 #                identification per 10^5 samples, against Pinocchio and MuJoCo
 #   make soak    10 min of simulated time, simulator + adaptive controller (make test runs 5 s)
 #   make fuzz    a long URDF fuzz (make test runs 10^4 cases)
-#   make colcon  builds a throwaway ROS 2 workspace (build/colcon_ws) with colcon
-#                from its own venv (build/colcon_venv) and checks the install tree
-#   make launch-test  every launch file under real `ros2 launch` (launch_test/): builds the
-#                package with colcon into build/launch_ws, warms the numba cache there
+#   make colcon  builds the package with colcon into build/colcon_ws, run by .venv's python
+#                (the nodes' shebangs point at .venv, which holds numpy, numba and rclpy), and
+#                checks the install tree; also a --symlink-install build. Afterwards, with
+#                .venv activated and `make launch-tools` done (or ROS 2 sourced),
+#                `source build/colcon_ws/install/setup.bash` gives `ros2 launch/run lie_dynamics_ros`
+#   make launch-test  every launch file under real `ros2 launch` (launch_test/): builds
+#                build/colcon_ws as `make colcon` does, warms the numba cache there
 #                (ldr_precompile), and checks rates, the held pose, tracking, arguments,
-#                namespaces and clean Ctrl-C. The launch system comes from a ROS 2
-#                installation when launch_ros is importable, else from
-#                LAUNCH_TOOLS=../shared/ros2-launch-tools (installed into .venv)
+#                namespaces and clean Ctrl-C, from the environment README.md documents. The
+#                launch system comes from a ROS 2 installation when launch_ros is importable,
+#                else from LAUNCH_TOOLS=../shared/ros2-launch-tools (installed into .venv)
 #   make clean   removes build/, log/, install/, egg-info, __pycache__
 #   make distclean  clean + .venv
 
@@ -46,7 +49,7 @@ PKG_INSTALL  := $(COLCON_WS)/install/$(PKG)
 
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo dynamics-demo bench soak fuzz colcon launch-tools launch-test clean distclean
+.PHONY: venv test demo dynamics-demo bench soak fuzz colcon colcon-ws launch-tools launch-test clean distclean
 
 venv: $(STAMP)
 
@@ -104,32 +107,47 @@ $(COLCON_STAMP):
 	$(COLCON_VENV)/bin/python -m pip install --quiet $(COLCON_PKGS)
 	touch $@
 
+# colcon runs setup.py with the interpreter it runs in: run it with .venv's python (colcon
+# itself from build/colcon_venv on PYTHONPATH), so that the nodes' shebangs point at .venv,
+# which holds numpy, numba and rclpy, as the system python does on a ROS 2 machine (a
+# shebang of build/colcon_venv's python, which has none of them, made every node die).
+COLCON = PYTHONPATH="$$(echo $(abspath $(COLCON_VENV))/lib/python3*/site-packages)" \
+  $(abspath $(PY)) -m colcon
+
 # The workspace holds a symlink to this checkout; colcon stops descending at a
 # package.xml, so the link back into the repository (build/ is inside it) is
-# harmless.  Built twice: plain (`setup.py install`, setup.cfg [install]) and
-# --symlink-install (`setup.py develop`, setup.cfg [develop]); both must put the
-# nodes in lib/lie_dynamics_ros, where `ros2 run` looks.
+# harmless. Kept between runs (make launch-test, make colcon): the install copies keep
+# their sources' mtimes, so the numba cache next to them stays valid.
+colcon-ws: venv $(COLCON_STAMP)
+	mkdir -p $(COLCON_WS)/src
+	ln -sfn "$(CURDIR)" $(COLCON_WS)/src/$(PKG)
+	cd $(COLCON_WS) && $(COLCON) --log-base log build \
+	  --base-paths src --event-handlers console_cohesion- summary+
+
+# build/colcon_ws (plain: `setup.py install`, setup.cfg [install]) and a throwaway
+# --symlink-install workspace (`setup.py develop`, setup.cfg [develop]); both must put the
+# nodes in lib/lie_dynamics_ros, where `ros2 run` looks, with a python that runs them.
 COLCON_CHECK_FILES := lib/$(PKG)/inverse_dynamics_node lib/$(PKG)/forward_dynamics_node \
                       lib/$(PKG)/adaptive_controller_node \
                       lib/$(PKG)/ldr_bringup lib/$(PKG)/ldr_demo lib/$(PKG)/ldr_identify \
                       share/$(PKG)/package.xml \
                       share/ament_index/resource_index/packages/$(PKG)
 
-colcon: $(COLCON_STAMP)
-	rm -rf $(COLCON_WS) $(COLCON_WS)_symlink
-	mkdir -p $(COLCON_WS)/src $(COLCON_WS)_symlink/src
-	ln -s "$(CURDIR)" $(COLCON_WS)/src/$(PKG)
+colcon: colcon-ws
+	rm -rf $(COLCON_WS)_symlink
+	mkdir -p $(COLCON_WS)_symlink/src
 	ln -s "$(CURDIR)" $(COLCON_WS)_symlink/src/$(PKG)
-	cd $(COLCON_WS) && ../colcon_venv/bin/colcon --log-base log build \
-	  --base-paths src --event-handlers console_cohesion- summary+
-	cd $(COLCON_WS)_symlink && ../colcon_venv/bin/colcon --log-base log build \
+	cd $(COLCON_WS)_symlink && $(COLCON) --log-base log build \
 	  --symlink-install --base-paths src --event-handlers console_cohesion- summary+
 	@for ws in $(COLCON_WS) $(COLCON_WS)_symlink; do \
 	  for f in $(COLCON_CHECK_FILES); do \
 	    test -e $$ws/install/$(PKG)/$$f || { echo "make colcon: missing $$ws/install/$(PKG)/$$f" >&2; exit 1; }; \
 	  done; \
-	  test -x $$ws/install/$(PKG)/lib/$(PKG)/inverse_dynamics_node \
-	    || { echo "make colcon: $$ws inverse_dynamics_node not executable" >&2; exit 1; }; \
+	  node=$$ws/install/$(PKG)/lib/$(PKG)/inverse_dynamics_node; \
+	  test -x $$node || { echo "make colcon: $$node not executable" >&2; exit 1; }; \
+	  shebang=$$(head -1 $$node | sed 's/^#!//; s/ .*//'); \
+	  $$shebang -c 'import numpy, numba, scipy, yaml, rclpy' \
+	    || { echo "make colcon: $$node runs with $$shebang, which lacks numpy, numba, scipy, yaml or rclpy" >&2; exit 1; }; \
 	done
 	@grep -rqs --include=entry_points.txt \
 	  'inverse_dynamics_node = lie_dynamics_ros.ros.inverse_dynamics_node:main' $(PKG_INSTALL)/lib \
@@ -139,11 +157,9 @@ colcon: $(COLCON_STAMP)
 	@# Every module of the checkout is in the install (a folder without __init__.py
 	@# would be missed by find_packages), the ament index finds the share folder, and
 	@# the console-script modules import from the installed copy (with .venv's numpy/rclpy).
-	@if [ -x $(PY) ]; then \
-	  cd /tmp && AMENT_PREFIX_PATH="$(CURDIR)/$(PKG_INSTALL)" \
+	@cd /tmp && AMENT_PREFIX_PATH="$(CURDIR)/$(PKG_INSTALL)" \
 	  PYTHONPATH="$$(echo $(CURDIR)/$(PKG_INSTALL)/lib/python3*/site-packages)" \
-	  $(abspath $(PY)) -c "$$COLCON_SMOKE" "$(CURDIR)" || { echo "make colcon: smoke test of the install failed" >&2; exit 1; }; \
-	fi
+	  $(abspath $(PY)) -c "$$COLCON_SMOKE" "$(CURDIR)" || { echo "make colcon: smoke test of the install failed" >&2; exit 1; }
 	@echo "make colcon: OK ($(PKG_INSTALL), $(COLCON_WS)_symlink/install/$(PKG))"
 
 # --- make launch-test --------------------------------------------------------------------
@@ -152,17 +168,21 @@ colcon: $(COLCON_STAMP)
 # as installed; otherwise LAUNCH_TOOLS must hold ros2-launch-tools (wheels + install.sh), and
 # a missing folder is an error, never a skip.
 LAUNCH_TOOLS  ?= ../shared/ros2-launch-tools
-LAUNCH_WS     := $(COLCON_DIR)/launch_ws
-LAUNCH_STAMP  := $(VENV)/.launch-tools-stamp
 LAUNCH_TEST_ARGS ?=
-LAUNCH_PYTHONPATH = $(if $(wildcard $(LAUNCH_TOOLS)/import-stand-in),$(abspath $(LAUNCH_TOOLS))/import-stand-in)
 
+# install.sh's import-stand-in (composition_interfaces names that launch_ros imports) goes
+# on the venv's path through a .pth file, so that an activated .venv runs `ros2 launch`
+# with nothing else to export (README.md, "Install in a ROS 2 Jazzy workspace").
 launch-tools: venv
 	@if $(PY) -c 'import launch_ros, ros2cli' >/dev/null 2>&1; then \
 	  echo "make launch-tools: launch_ros and ros2cli importable, using them"; \
 	elif [ -f "$(LAUNCH_TOOLS)/install.sh" ]; then \
 	  bash "$(LAUNCH_TOOLS)/install.sh" $(VENV) && \
-	  $(PY) -m pip uninstall --quiet -y launch_testing launch_testing_ros; \
+	  $(PY) -m pip uninstall --quiet -y launch_testing launch_testing_ros && \
+	  echo "$(abspath $(LAUNCH_TOOLS))/import-stand-in" \
+	    > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ros2_launch_tools_stand_in.pth" && \
+	  $(PY) -c 'import launch_ros, ros2cli' && \
+	  echo "make launch-tools: the import stand-in is on $(VENV)'s path (a .pth file): nothing to export"; \
 	else \
 	  echo "make launch-tools: no ROS 2 launch system: launch_ros is not importable and" >&2; \
 	  echo "  LAUNCH_TOOLS=$(LAUNCH_TOOLS) has no install.sh. Clone ros2-launch-tools next to" >&2; \
@@ -173,25 +193,15 @@ launch-tools: venv
 	@# launch_testing's pytest plugin (in the wheels, unused here) breaks pytest >= 8 at
 	@# collection, so install.sh's copy is removed again just above.
 
-# colcon runs setup.py with the interpreter it runs in: run it with .venv's python (colcon
-# itself from build/colcon_venv on PYTHONPATH), so the nodes' shebangs point at .venv, which
-# holds numpy, numba and rclpy, as the system python does on a ROS 2 machine.
-# The workspace is kept between runs: the install copies keep their sources' mtimes, so the
-# numba cache next to them stays valid and only the first run compiles.
-launch-test: launch-tools $(COLCON_STAMP)
-	mkdir -p $(LAUNCH_WS)/src
-	ln -sfn "$(CURDIR)" $(LAUNCH_WS)/src/$(PKG)
-	cd $(LAUNCH_WS) && PYTHONPATH="$$(echo $(abspath $(COLCON_VENV))/lib/python3*/site-packages)" \
-	  $(abspath $(PY)) -c 'import sys; from colcon_core.command import main; sys.exit(main())' \
-	  --log-base log build --base-paths src --event-handlers console_cohesion- summary+
-	@# warm the numba cache of the installed copy (the nodes then start warm)
-	. $(LAUNCH_WS)/install/setup.bash && \
-	  $(LAUNCH_WS)/install/$(PKG)/lib/$(PKG)/ldr_precompile
-	. $(LAUNCH_WS)/install/setup.bash && \
-	  PATH="$(abspath $(VENV))/bin:$$PATH" \
-	  PYTHONPATH="$(LAUNCH_PYTHONPATH)$${PYTHONPATH:+:$$PYTHONPATH}" \
-	  LDR_LAUNCH_WS="$(abspath $(LAUNCH_WS))" \
-	  $(PY) -P -m pytest -q -p no:cacheprovider $(LAUNCH_TEST_ARGS) launch_test
+# The route README.md documents, so that CI proves it: build/colcon_ws from `make colcon`'s
+# build, .venv activated, the workspace's setup.bash sourced, `ros2 run ... ldr_precompile`
+# (the nodes then start warm), then launch_test/ runs `ros2 launch` / `ros2 run`.
+launch-test: launch-tools colcon-ws
+	. $(VENV)/bin/activate && . $(COLCON_WS)/install/setup.bash && \
+	  ros2 run $(PKG) ldr_precompile
+	. $(VENV)/bin/activate && . $(COLCON_WS)/install/setup.bash && \
+	  LDR_LAUNCH_WS="$(abspath $(COLCON_WS))" \
+	  python -P -m pytest -q -p no:cacheprovider $(LAUNCH_TEST_ARGS) launch_test
 
 define COLCON_SMOKE
 import importlib, os, sys

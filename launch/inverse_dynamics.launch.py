@@ -2,6 +2,10 @@
 
     ros2 launch lie_dynamics_ros inverse_dynamics.launch.py \
         joint_states_topic:=/arm/joint_states urdf_file:=/path/to/robot.urdf
+    ros2 launch lie_dynamics_ros inverse_dynamics.launch.py \
+        command_topic:=/effort_controller/commands      # a forward_command_controller's input
+
+inverse_dynamics_ros2_control.launch.py adds the controller's joint order and its spawner.
 
 `ldr_bringup inverse_dynamics` runs the same node from the same YAML file without launch.
 """
@@ -39,13 +43,22 @@ def generate_launch_description():
         DeclareLaunchArgument(
             'reference_topic', default_value='reference',
             description='Optional desired accelerations (trajectory_msgs/JointTrajectory).'),
+        DeclareLaunchArgument(
+            'command_topic', default_value='',
+            description='Also publish the torques here as std_msgs/Float64MultiArray in the '
+                        'order of the joints parameter (a forward_command_controller\'s input, '
+                        'e.g. /effort_controller/commands). Empty: as params_file says '
+                        '(default: none).'),
         Node(
             package='lie_dynamics_ros',
             executable='inverse_dynamics_node',
             name='inverse_dynamics',
             namespace=LaunchConfiguration('namespace'),
             output='screen',
+            # command_topic first: a params_file that sets it wins over the empty default
             parameters=[
+                {'command_topic': ParameterValue(LaunchConfiguration('command_topic'),
+                                                 value_type=str)},
                 LaunchConfiguration('params_file'),
                 {
                     'urdf_path': LaunchConfiguration('urdf_file'),

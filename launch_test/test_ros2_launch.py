@@ -425,6 +425,134 @@ def test_inverse_dynamics_arguments_take_effect(ros, tmp_path):
         launch.stop()
 
 
+def commands_answer_a_state(ros, launch, topic, names_out, node_up="robot model loaded"):
+    """Publish one arm7 state on /joint_states (joints shuffled) until a Float64MultiArray on
+    ``topic`` answers it; returns (its data, the expected RNEA torques in ``names_out``)."""
+    from std_msgs.msg import Float64MultiArray
+    cmds = ros.collect(topic, Float64MultiArray)
+    pub = ros.node.create_publisher(JointState, "/joint_states", 10)
+    assert launch.wait_for_log(node_up, 60), launch.output()
+    assert ros.spin_until(lambda: pub.get_subscription_count() > 0, 30), launch.output()
+    model = ldr.load_urdf(share_file("urdf", "arm7.urdf"))
+    names = list(model.joint_names)
+    rng = np.random.default_rng(11)
+    q, v = ldr.random_configuration(model, rng), 0.1 * rng.normal(size=model.nv)
+    perm = rng.permutation(model.nv)
+    msg = JointState(name=[names[i] for i in perm], position=list(q[perm]),
+                     velocity=list(v[perm]), effort=[])
+    msg.header.stamp.sec = 1
+    tau = ldr.inverse_dynamics(model, q, v, np.zeros(model.nv))
+    want = np.array([tau[names.index(n)] for n in names_out])
+
+    def answered():
+        pub.publish(msg)
+        return len(cmds) > 0
+    assert ros.spin_until(answered, 30), launch.output()
+    return np.array(cmds[-1][1].data), want
+
+
+def test_inverse_dynamics_command_topic_argument(ros):
+    """inverse_dynamics.launch.py command_topic:=/effort_controller/commands: the torques also
+    go there as Float64MultiArray (model order, no joints parameter); without the argument
+    the node publishes no such topic."""
+    with Launch("inverse_dynamics.launch.py",
+                "command_topic:=/effort_controller/commands") as launch:
+        model = ldr.load_urdf(share_file("urdf", "arm7.urdf"))
+        data, want = commands_answer_a_state(ros, launch, "/effort_controller/commands",
+                                             model.joint_names)
+        np.testing.assert_allclose(data, want, rtol=0, atol=1e-9)
+        assert param("/inverse_dynamics", "command_topic") == "/effort_controller/commands"
+        launch.stop()
+    with Launch("inverse_dynamics.launch.py") as launch:
+        assert launch.wait_for_log("robot model loaded", 60), launch.output()
+        assert param("/inverse_dynamics", "command_topic") == ""
+        assert ros.node.count_publishers("/effort_controller/commands") == 0
+        launch.stop()
+
+
+def test_ros2_control_recipe_commands_the_controller_in_its_joint_order(ros):
+    """inverse_dynamics_ros2_control.launch.py as on a machine without ros2_control (the
+    default spawn_controllers:=false): our node alone, publishing on the effort controller's
+    input in the joint order of config/arm7_ros2_control.yaml; the spawner does not start."""
+    import yaml
+    with open(share_file("config", "arm7_ros2_control.yaml")) as f:
+        joints = yaml.safe_load(f)["/**/effort_controller"]["ros__parameters"]["joints"]
+    with Launch("inverse_dynamics_ros2_control.launch.py") as launch:
+        data, want = commands_answer_a_state(ros, launch, "/effort_controller/commands", joints)
+        np.testing.assert_allclose(data, want, rtol=0, atol=1e-9)
+        out = ros2("param", "get", "--no-daemon", "--spin-time", "5", "/inverse_dynamics",
+                   "joints")
+        assert str(joints) in out, out
+        out = launch.stop()
+    assert "spawner" not in out, out
+
+
+def test_adaptive_controller_command_topic_argument(ros):
+    """adaptive_controller.launch.py command_topic:=...: its Float64MultiArray goes there."""
+    with Launch("adaptive_controller.launch.py", "command_topic:=/arm_ctl/commands") as launch:
+        from std_msgs.msg import Float64MultiArray
+        cmds = ros.collect("/arm_ctl/commands", Float64MultiArray)
+        pub = ros.node.create_publisher(JointState, "/joint_states", 10)
+        assert ros.spin_until(lambda: pub.get_subscription_count() > 0, 60), launch.output()
+        msg = JointState(name=["panda_joint%d" % k for k in range(1, 8)], position=READY,
+                         velocity=[0.0] * 7, effort=[])
+
+        def answered():
+            msg.header.stamp.sec += 1
+            pub.publish(msg)
+            return len(cmds) > 0
+        assert ros.spin_until(answered, 30), launch.output()
+        assert len(cmds[-1][1].data) == 7 and np.all(np.isfinite(cmds[-1][1].data))
+        launch.stop()
+
+
+def test_simulator_next_to_gazebo(ros):
+    """docs/ros.md, "Next to Gazebo": with another node owning /clock (Gazebo's stand-in,
+    here this test at t = 1000 s), simulator.launch.py publish_clock:=false use_sim_time:=true
+    namespace:=ldr publishes no clock, stamps from that clock's time, and keeps joint_states
+    and robot_description in /ldr; `ros2 run` with the documented remap integrates the
+    commands sent to /effort_controller/commands."""
+    from rosgraph_msgs.msg import Clock
+    from std_msgs.msg import Float64MultiArray
+    clock_pub = ros.node.create_publisher(Clock, "/clock", 10)
+    t = [1000.0]
+
+    def tick():
+        t[0] += 0.01
+        msg = Clock()
+        msg.clock.sec, msg.clock.nanosec = int(t[0]), int((t[0] % 1) * 1e9)
+        clock_pub.publish(msg)
+    ros.node.create_timer(0.01, tick)
+    with Launch("simulator.launch.py", "publish_clock:=false", "use_sim_time:=true",
+                "namespace:=ldr") as launch:
+        states = ros.collect("/ldr/joint_states")
+        assert ros.spin_until(lambda: len(states) > 20, 60), launch.output()
+        assert 1000.0 <= stamp_s(states[0][1]) <= t[0]
+        assert ros.node.count_publishers("/clock") == 1            # this test's only
+        assert ros.node.count_publishers("/joint_states") == 0
+        assert ros.node.count_publishers("/robot_description") == 0
+        assert ros.node.count_publishers("/ldr/robot_description") == 1
+        launch.stop()
+    with Launch("forward_dynamics_node", "--ros-args", "-r", "__ns:=/ldr",
+                "-p", "urdf_path:=arm7.urdf", "-p", "publish_clock:=false",
+                "-p", "use_sim_time:=true",
+                "-r", "effort_controller/commands:=/effort_controller/commands",
+                verb="run") as sim:
+        states = ros.collect("/ldr/joint_states")
+        cmd_pub = ros.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        assert ros.spin_until(lambda: len(states) > 0 and cmd_pub.get_subscription_count() > 0,
+                              60), sim.output()
+
+        def moving():
+            cmd_pub.publish(Float64MultiArray(data=[0.0] * 7))     # no torque: the arm falls
+            return len(states) > 1 and np.abs(np.subtract(states[-1][1].position,
+                                                          READY)).max() > 1e-3
+        assert ros.spin_until(moving, 30), sim.output()
+        assert sim.wait_for_log("first command received", 1), sim.output()
+        assert ros.node.count_publishers("/clock") == 1
+        sim.stop()
+
+
 # ---------------------------------------------------------------------------------------------
 # the adaptive graph: simulator.launch.py + adaptive_controller.launch.py
 

@@ -3,7 +3,9 @@
 Checked statically (AST) in every environment:
 - each launch file only declares: imports, ``generate_launch_description`` returning a
   LaunchDescription of DeclareLaunchArgument (with a description) and launch_ros Nodes;
-- every Node names an executable that setup.py's console_scripts provides;
+- every Node of this package names an executable that setup.py's console_scripts provides;
+  a Node of another package (ros2_control's spawner) runs only under an IfCondition on an
+  argument that defaults to false, so every launch file runs where that package is absent;
 - every YAML / URDF file name it mentions exists under config/ or urdf/;
 - every LaunchConfiguration it reads is declared;
 - every launch file is one of ldr_bringup's GRAPHS, which runs the same executables, node
@@ -11,7 +13,8 @@ Checked statically (AST) in every environment:
 - every config/*.yaml is a ``ros__parameters`` file whose keys are ``/**/<node name>`` of our
   nodes (any namespace: a bare ``inverse_dynamics:`` key does not match
   ``/X/inverse_dynamics``, so ``namespace:=X`` would drop it) or ``/**``, whose parameters
-  those nodes declare, and rcl's own YAML parser accepts it, in a namespace too.
+  those nodes declare, and rcl's own YAML parser accepts it, in a namespace too (the
+  ros2_control files, ``*ros2_control*.yaml``, are checked in test_ros2_control_recipe.py).
 
 When launch_ros is importable (a sourced ROS 2 install; it is not on PyPI) the launch files'
 ``generate_launch_description()`` is also run. Without it that check is reported as NOT RUN
@@ -69,7 +72,9 @@ class LaunchInfo:
         self.path = path
         self.tree = ast.parse(open(path).read(), filename=path)
         self.calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call)]
-        self.nodes = [c for c in self.calls if _call_name(c) == "Node"]
+        nodes = [c for c in self.calls if _call_name(c) == "Node"]
+        self.nodes = [n for n in nodes if _kw(n, "package").value == "lie_dynamics_ros"]
+        self.other_nodes = [n for n in nodes if n not in self.nodes]
         self.arguments = [c for c in self.calls if _call_name(c) == "DeclareLaunchArgument"]
         self.strings = [n.value for n in ast.walk(self.tree)
                         if isinstance(n, ast.Constant) and isinstance(n.value, str)]
@@ -121,8 +126,21 @@ def test_executables_exist_in_setup_py(launch):
         assert exe in scripts, "%s: executable %s not in console_scripts" % (launch.path, exe)
         module = scripts[exe].split(":")[0]
         assert os.path.exists(os.path.join(REPO, *module.split(".")) + ".py"), scripts[exe]
-    for n in launch.nodes:
-        assert _kw(n, "package").value == "lie_dynamics_ros"
+    assert launch.nodes, launch.path
+
+
+def test_nodes_of_other_packages_run_only_when_asked(launch):
+    """A Node of another package (ros2_control's spawner) has condition=IfCondition(<arg>)
+    with an argument that defaults to false: the launch file runs without that package."""
+    defaults = {c.args[0].value: _kw(c, "default_value") for c in launch.arguments}
+    for n in launch.other_nodes:
+        cond = _kw(n, "condition")
+        assert cond is not None and _call_name(cond) == "IfCondition", \
+            "%s: %s runs unconditionally" % (launch.path, _kw(n, "package").value)
+        arg = cond.args[0]
+        assert _call_name(arg) == "LaunchConfiguration", launch.path
+        default = defaults[arg.args[0].value]
+        assert isinstance(default, ast.Constant) and default.value == "false", launch.path
 
 
 def test_referenced_files_exist(launch):
@@ -228,7 +246,8 @@ def test_parameter_file_check_catches_unknown_nodes_and_parameters():
         "adaptive_controller: key without /**/ (dropped in a namespace)"]
 
 
-@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(CONFIG_DIR, "*.yaml"))),
+@pytest.mark.parametrize("path", sorted(p for p in glob.glob(os.path.join(CONFIG_DIR, "*.yaml"))
+                                         if "ros2_control" not in os.path.basename(p)),
                          ids=os.path.basename)
 def test_config_yaml_is_a_parameter_file_for_our_nodes(path, ros):
     from rclpy.node import Node

@@ -261,3 +261,26 @@ def test_gravity_changed_at_run_time_rebuilds_the_step_keeping_the_state():
     a = ldr.forward_dynamics(model, q, v, np.zeros(7))
     np.testing.assert_allclose(rt.sim.v, v + a * rt.dt_ns * 1e-9, rtol=0, atol=1e-12)
     assert not model.gravity.any()
+
+
+def test_without_publish_clock_the_first_state_waits_for_the_node_clock():
+    """Next to Gazebo (publish_clock false, use_sim_time true) the node clock reads 0 until
+    Gazebo's /clock arrives: no state before it, then the time starts on that clock's axis;
+    a node clock that runs from the start (the wall clock) is taken at once."""
+    values = {p.name: p.default for p in PARAMS}
+    values.update(rate=100.0, publish_clock=False, initial_positions=READY)
+    now, log = [0], []
+    rt = SimulationRuntime(SimpleNamespace(**values), wall=Wall(), clock_ns=lambda: now[0],
+                           log=lambda level, text, key=None: log.append((level, text)))
+    assert rt.set_model(ldr.load_urdf(ARM7), "urdf_path") is None
+    assert rt.tick() is None and rt.tick() is None
+    assert len(logged(log, "waiting for /clock")) == 1
+    t0 = now[0] = 1000_000_000_000
+    states = [rt.tick() for _ in range(3)]
+    assert [s.t_ns for s in states] == [t0, t0 + rt.dt_ns, t0 + 2 * rt.dt_ns]
+    np.testing.assert_array_equal(states[0].q, READY)
+    now[0] = 7          # from then on each tick is one dt, whatever the clock says
+    assert rt.tick().t_ns == t0 + 3 * rt.dt_ns
+    rt = SimulationRuntime(SimpleNamespace(**values), wall=Wall(), clock_ns=lambda: 5_000)
+    assert rt.set_model(ldr.load_urdf(ARM7), "urdf_path") is None
+    assert rt.tick().t_ns == 5_000

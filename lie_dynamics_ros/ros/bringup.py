@@ -54,6 +54,9 @@ INVERSE_DYNAMICS = NodeSpec("inverse_dynamics_node", "inverse_dynamics",
                             ("inverse_dynamics.yaml",))
 ADAPTIVE = NodeSpec("adaptive_controller_node", "adaptive_controller",
                     ("adaptive_controller.yaml",))
+# commands an effort forward_command_controller (the arm's ros2_control parameters)
+INVERSE_DYNAMICS_ROS2_CONTROL = NodeSpec("inverse_dynamics_node", "inverse_dynamics",
+                                         ("inverse_dynamics.yaml", "arm7_ros2_control.yaml"))
 
 #: graph name = launch file name without ``.launch.py``
 GRAPHS = {
@@ -62,6 +65,7 @@ GRAPHS = {
     "sim_with_gravity_compensation": (SIMULATOR, INVERSE_DYNAMICS),
     "adaptive_controller": (ADAPTIVE,),
     "sim_with_adaptive_controller": (SIMULATOR, ADAPTIVE),
+    "inverse_dynamics_ros2_control": (INVERSE_DYNAMICS_ROS2_CONTROL,),
 }
 
 #: launch arguments' defaults, as in the launch files
@@ -71,7 +75,8 @@ DEFAULT_URDF = "arm7.urdf"
 LOCKSTEP_TIMEOUT_S = 30.0
 DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
                         "sim_with_gravity_compensation": True, "adaptive_controller": False,
-                        "sim_with_adaptive_controller": True}
+                        "sim_with_adaptive_controller": True,
+                        "inverse_dynamics_ros2_control": False}
 
 
 def package_root() -> str:
@@ -178,7 +183,7 @@ def node_cli_args(spec: NodeSpec, opts, robot: str):
             files.append(opts.simulator_params)
         elif f == "inverse_dynamics.yaml" and opts.inverse_dynamics_params:
             files.append(opts.inverse_dynamics_params)
-        elif opts.params_file and len(GRAPHS[opts.graph]) == 1:
+        elif opts.params_file and len(GRAPHS[opts.graph]) == 1 and f == spec.params_files[0]:
             files.append(opts.params_file)
         else:
             files.append(config_file(f))

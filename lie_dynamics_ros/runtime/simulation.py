@@ -19,7 +19,8 @@ message and publishing, without ROS.
 - **Divergence** (``integrators.simulator.SimulationDiverged``) stops the integration for
   good: the last finite configuration is published at rest.
 
-The wall clock, the node clock (the start time when ``publish_clock`` is false), the log sink
+The wall clock, the node clock (the start time when ``publish_clock`` is false: with
+use_sim_time the first state waits for its first /clock), the log sink
 and the kernel warm-up are injected, so tests drive all of it deterministically.
 """
 import time
@@ -96,6 +97,7 @@ class SimulationRuntime:
                   "lockstep_waits", "lockstep_timeouts"):
             setattr(self, k, 0)
         self._started = False            # the initial state is published
+        self._clock_wait_logged = False  # "waiting for /clock" said once
         self._tripped = False            # the watchdog applies zero (logged once per trip)
         self._answered = False           # lockstep: a command answered the last state
         self._owed = False               # lockstep: a tick waits for that answer
@@ -331,7 +333,7 @@ class SimulationRuntime:
         waits for the answer (the step is then owed to it). Holding (no command yet) or
         halted, the time advances and the state stays."""
         sim = self.sim
-        if sim is None:
+        if sim is None or not (self._started or self._clock_started(sim)):
             return None
         if self._started and not self.integrating:
             self._maybe_start()
@@ -355,6 +357,22 @@ class SimulationRuntime:
         self.ticks += 1
         self._measure_rate()
         return self._published()
+
+    def _clock_started(self, sim) -> bool:
+        """Without ``publish_clock`` the simulation time starts at the node clock's, which
+        with use_sim_time reads 0 until another node's /clock (Gazebo's) has arrived: the
+        first state waits for it and starts there, on that clock's time axis."""
+        if self.p.publish_clock or sim.steps or sim.t_ns:
+            return True
+        now = int(self.clock_ns())
+        if now <= 0:
+            if not self._clock_wait_logged:
+                self._clock_wait_logged = True
+                self.log("info", "waiting for /clock (use_sim_time true, publish_clock false): "
+                         "the simulation time starts at that clock's time")
+            return False
+        sim.t0_ns = sim.t_ns = now
+        return True
 
     def _published(self) -> State:
         sim = self.sim
