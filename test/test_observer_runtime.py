@@ -138,3 +138,42 @@ def test_a_damped_robot_in_free_motion_is_not_a_contact_but_a_push_is(pend):
     assert not flags[:1000].any() and flags[1100:].all()
     assert rt.contacts == 1 and rt.observer.contact_joints() == ["joint2"]
     np.testing.assert_allclose(r[-1], tau_ext, atol=0.1 * threshold)
+
+
+def test_irregular_states_are_exact_and_the_skipped_ones_counted(pend):
+    """A held pose with a constant external torque, states at irregular stamps: after any
+    sequence of gaps the estimate is tau_ext (1 - e^{-K_O (t - t0)}) (the exact solution of
+    ṙ = K_O (tau_ext - r) from r(t0) = 0), and the stamp gaps count as skipped states of the
+    publisher's period, though most intervals are gaps."""
+    gain = 20.0
+    rt = observed("joint_states", pend, observer_gain=[gain])
+    tau_ext = np.array([0.5, -1.5])
+    tau = ldr.gravity_torques(pend, Q) - tau_ext
+    rng = np.random.default_rng(3)
+    periods = rng.choice([1, 1, 1, 2, 5, 40, 600], size=300)      # in periods of 1 ms
+    periods[0] = 1           # the period is known from the first interval of one period on
+    stamps = DT_NS * (1 + np.r_[0, np.cumsum(periods)])
+    for s in stamps:
+        r, _, _ = rt.update(int(s), Q, np.zeros(2), tau)
+        np.testing.assert_allclose(
+            r, tau_ext * (1 - np.exp(-gain * (s - stamps[0]) * 1e-9)), atol=1e-9)
+    assert rt.period_ns == DT_NS
+    assert rt.skipped == int((periods - 1).sum()) and rt.largest_gap_ns == 600 * DT_NS
+    values = dict(rt.status(dropped=0)[2])
+    assert values["skipped states"] == rt.skipped and values["largest gap (ms)"] == "600.0"
+    assert values["torque source"] == "joint_states effort"
+
+
+def test_the_period_is_the_typical_interval_not_the_smallest(pend):
+    """A publisher at 1 kHz with stamp jitter (0.8-1.2 ms): once a window of intervals is
+    seen, only real gaps count as skipped states."""
+    rt = observed("joint_states", pend)
+    rng = np.random.default_rng(5)
+    t = 0
+    for k in range(400):
+        t += int(DT_NS * (3 if k in (250, 300) else rng.uniform(0.8, 1.2)))
+        rt.update(t, Q, np.zeros(2), ldr.gravity_torques(pend, Q))
+        if k == 200:
+            skipped_before = rt.skipped
+    assert abs(rt.period_ns - DT_NS) < 0.1 * DT_NS
+    assert rt.skipped - skipped_before == 4
