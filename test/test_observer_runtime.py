@@ -2,6 +2,8 @@
 and its rising edges, the checks naming what is wrong, and the subtraction of the joints' own
 damping and friction. A held pose makes the external torque known exactly: with q fixed and
 v = 0, tau + tau_ext = g(q)."""
+import os
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +14,8 @@ from lie_dynamics_ros.estimation import MomentumObserver
 from lie_dynamics_ros.runtime.observer import ObserverRuntime
 
 from models import bundled
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples
 
 Q = np.array([0.4, -0.7])
 DT_NS = 1_000_000
@@ -177,3 +181,23 @@ def test_the_period_is_the_typical_interval_not_the_smallest(pend):
             skipped_before = rt.skipped
     assert abs(rt.period_ns - DT_NS) < 0.1 * DT_NS
     assert rt.skipped - skipped_before == 4
+
+
+def test_the_hold_and_detect_contact_example_says_what_it_shows(tmp_path, capsys):
+    """examples/hold_and_detect_contact.py: the held arm shows no contact before the push, the
+    push is flagged on the joint feeling it most within 10 ms, the estimate returns below
+    the threshold after the release, and the figure is written."""
+    from examples import hold_and_detect_contact as demo
+    model = bundled("arm7.urdf")
+    run = demo.simulate(model)
+    r, flags, news, rt = demo.observe(model, run, np.arange(len(run[0])))
+    t = run[0]
+    tau_ext = ldr.body_jacobian(model, demo.READY, demo.LINK).T @ demo.PUSH
+    right = model.joint_names[int(np.argmax(np.abs(tau_ext)))]
+    assert not flags[t <= demo.PUSH_S[0]].any() and rt.skipped == 0
+    (when, joints), = news
+    assert joints == [right] and 0 < when - demo.PUSH_S[0] <= 0.010
+    assert not flags[t > demo.PUSH_S[1] + 0.1].any()
+    demo.main([str(tmp_path)])
+    assert "contact at" in capsys.readouterr().out
+    assert (tmp_path / "hold_and_detect_contact.png").stat().st_size > 10_000
