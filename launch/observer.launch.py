@@ -5,9 +5,9 @@ simulator; joint_states (their effort: the torque the simulator applied) -> obse
 external_torque_estimate, contact.
 
     ros2 launch lie_dynamics_ros observer.launch.py
-    # a 15 N push on the flange for as long as it is published (zero wrench: released)
+    # a 25 N push along the flange's axis, until a zero wrench releases it
     ros2 topic pub --once /external_wrench geometry_msgs/msg/WrenchStamped \
-        "{header: {frame_id: panda_link7}, wrench: {force: {y: 15.0}}}"
+        "{header: {frame_id: panda_link7}, wrench: {force: {z: 25.0}}}"
 
 While the simulator holds its initial state (before inverse_dynamics' first command),
 something outside the dynamics holds the arm: the observer reports that holding torque g(q)
