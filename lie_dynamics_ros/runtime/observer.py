@@ -6,8 +6,9 @@ external_torque_observer_node converts messages around it.
 Skipped states: the publisher's period is the median of the intervals between stamps that are
 within 1.5 times the smallest one (over windows of ``PERIOD_WINDOW`` intervals; the smallest
 one before the first window), which holds with most states lost and with stamp jitter below a
-quarter period; an interval of n periods skipped n - 1 states. The estimate stays right across them (the observer's update is exact for any
-gap), but a contact shorter than a gap is seen only as the gap's mean.
+quarter period; an interval of n periods skipped n - 1 states. The estimate stays right
+across them (the observer's update is exact for any gap), but a contact shorter than a gap is
+seen only as the gap's mean.
 
 ``p`` is a namespace of the node's parameter values (ros/schemas/external_torque_observer.py).
 """
