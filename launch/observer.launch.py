@@ -10,8 +10,9 @@ external_torque_estimate, contact.
         "{header: {frame_id: panda_link7}, wrench: {force: {z: 25.0}}}"
 
 While the simulator holds its initial state (before inverse_dynamics' first command),
-something outside the dynamics holds the arm: the observer reports that holding torque g(q)
-as a contact, which ends once the graph runs. `ldr_bringup observer` runs the same graph in
+something outside the dynamics holds the arm: the observer (wait_for_torque in
+config/external_torque_observer.yaml) starts at the first applied torque, so that hold is not
+reported as a contact. `ldr_bringup observer` runs the same graph in
 one process. See docs/ros.md.
 """
 from launch import LaunchDescription

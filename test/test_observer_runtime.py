@@ -201,3 +201,28 @@ def test_the_hold_and_detect_contact_example_says_what_it_shows(tmp_path, capsys
     demo.main([str(tmp_path)])
     assert "contact at" in capsys.readouterr().out
     assert (tmp_path / "hold_and_detect_contact.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("source", ["joint_states", "command"])
+def test_waiting_for_the_torque_passes_over_a_held_start(pend, source):
+    """wait_for_torque: the states of a start-up hold (zero effort, or no command yet) give
+    no estimate, where without it the holding torque g(q) becomes a contact; the first state
+    with an applied torque starts the observer (r = 0), which then reports tau_ext."""
+    g = ldr.gravity_torques(pend, Q)
+    tau_ext = np.array([0.0, 3.0])
+    plain = observed(source, pend)
+    rt = ObserverRuntime(source, wait_for_torque=True)
+    assert rt.set_model(pend, params()) is None
+    for k in range(100):                       # held: nothing applied
+        held = rt.update((k + 1) * DT_NS, Q, np.zeros(2), np.zeros(2))
+        assert held == (None, False, None)
+        plain.update((k + 1) * DT_NS, Q, np.zeros(2), np.zeros(2))
+    assert plain.contacts == 1 and rt.waiting and rt.waited == 100 and rt.estimates == 0
+    assert rt.status(0)[1] == "waiting for the applied torque (100 states so far)"
+    rt.commanded(g - tau_ext)
+    for k in range(100, 400):
+        r, contact, _ = rt.update((k + 1) * DT_NS, Q, np.zeros(2), g - tau_ext)
+        if k == 100:
+            np.testing.assert_array_equal(r, 0.0)
+    np.testing.assert_allclose(r, tau_ext * (1 - np.exp(-50.0 * 0.299)), atol=1e-9)
+    assert contact and not rt.waiting and rt.estimates == 300 and rt.contacts == 1

@@ -18,8 +18,9 @@ that ended in the state, after its clamp to the effort limits), or, for a driver
 effort field is empty, the last command received before the state (``torque_source:
 command``: exact only if the drive applies commands unclamped and at once). joint_states come
 through a deep reliable queue, so a busy machine delays states rather than losing them; the
-states still missing (stamp gaps) are counted in the diagnostics and logged (throttled). The
-logic is ``lie_dynamics_ros.runtime.observer``; this node converts the messages around it.
+states still missing (stamp gaps) are counted in the diagnostics and logged (throttled). With
+``wait_for_torque`` nothing is estimated or published before the first state with an applied
+torque (the simulator's start-up hold is not a contact). The logic is ``lie_dynamics_ros.runtime.observer``; this node converts the messages around it.
 Parameters: docs/ros.md.
 """
 import sys
@@ -54,7 +55,7 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
         self.params = Parameters(self)
         self.p = self.params.declare(SCHEMA)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
-        self.runtime = ObserverRuntime(self.p.torque_source)
+        self.runtime = ObserverRuntime(self.p.torque_source, self.p.wait_for_torque)
         self.dropped = 0
         self.index = None
         self.stamps = cv.StampMonitor()
@@ -126,6 +127,12 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
                                                   js.effort)
         except ValueError as e:
             return self._drop("joint_states", str(e))
+        if r is None:               # waiting for the applied torque
+            return
+        if self.runtime.estimates == 1 and self.runtime.waited:
+            self.get_logger().info("estimating from the state at t = %.3f s, the first with "
+                                   "an applied torque (%d states before it passed over)"
+                                   % (js.stamp_ns * 1e-9, self.runtime.waited))
         if new is not None:
             self.get_logger().info("contact on %s" % new)
         if self.runtime.just_skipped:

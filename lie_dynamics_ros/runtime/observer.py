@@ -10,6 +10,12 @@ quarter period; an interval of n periods skipped n - 1 states. The estimate stay
 across them (the observer's update is exact for any gap), but a contact shorter than a gap is
 seen only as the gap's mean.
 
+Waiting for the torque (``wait_for_torque``): a robot not yet actuated is held by something
+outside the dynamics (brakes, the simulator's start-up hold), whose holding torque g(q) the
+observer would report as a contact. Waiting, it starts at the first state whose applied torque
+is known to act: a non-zero effort (``joint_states``), or after the first command
+(``command``).
+
 ``p`` is a namespace of the node's parameter values (ros/schemas/external_torque_observer.py).
 """
 import numpy as np
@@ -41,11 +47,14 @@ def build_observer(model, p):
 class ObserverRuntime:
     """Observer, applied torques and contact of one robot (``observer`` None before one)."""
 
-    def __init__(self, torque_source):
+    def __init__(self, torque_source, wait_for_torque=False):
         if torque_source not in TORQUE_SOURCES:
             raise ValueError("torque_source must be one of %s, got %r"
                              % (TORQUE_SOURCES, torque_source))
         self.from_states = torque_source == "joint_states"
+        self.waiting = bool(wait_for_torque)    # no estimate before the robot is actuated
+        self.waited = 0             # states passed over while waiting
+        self.commands = 0           # torque messages received (torque_source command)
         self.observer = None
         self.cmd_cols = None
         self.tau = None             # last applied torques (model order)
@@ -106,17 +115,32 @@ class ObserverRuntime:
         them."""
         if not self.from_states:
             self.tau = np.array(tau, dtype=float)
+            self.commands += 1
 
     def commanded(self, values):
         """Torques in ``joints`` order from the command array; ignored when the states carry
         them."""
         if not self.from_states:
             self.tau[self.cmd_cols] = values
+            self.commands += 1
+
+    def actuated(self, effort):
+        """Whether the applied torque is known to act: a non-zero ``effort`` (joint_states),
+        or a command received (command)."""
+        if self.from_states:
+            return effort is not None and bool(np.any(np.asarray(effort) != 0.0))
+        return self.commands > 0
 
     def update(self, stamp_ns, q, v, effort=None):
         """The state at ``stamp_ns`` (its ``effort``: the applied torques with torque_source
-        joint_states) -> (r, contact, the joints of a new contact or None). ValueError for a
-        state the observer refuses (nothing changes)."""
+        joint_states) -> (r, contact, the joints of a new contact or None); (None, False,
+        None) while waiting for the torque. ValueError for a state the observer refuses
+        (nothing changes)."""
+        if self.waiting:
+            if not self.actuated(effort):
+                self.waited += 1
+                return None, False, None
+            self.waiting = False
         tau = effort if self.from_states else self.tau
         gap = None if self.last_stamp_ns is None else stamp_ns - self.last_stamp_ns
         r = self.observer.update(q, v, tau, None if gap is None else gap * 1e-9)
@@ -151,7 +175,9 @@ class ObserverRuntime:
         """(warn, message, [(key, value)]) for the diagnostics."""
         if self.observer is None:
             return True, "no robot model", []
-        return False, "contact" if self.observer.contact else "no contact", [
+        message = ("waiting for the applied torque (%d states so far)" % self.waited
+                   if self.waiting else "contact" if self.observer.contact else "no contact")
+        return False, message, [
             ("estimates", self.estimates), ("contacts", self.contacts), ("dropped", dropped),
             ("skipped states", self.skipped),
             ("largest gap (ms)", "%.1f" % (self.largest_gap_ns * 1e-6)),

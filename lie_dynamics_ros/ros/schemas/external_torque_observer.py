@@ -20,6 +20,11 @@ PARAMS = [
           "effort_controller/commands before each state, for drivers without efforts "
           "(exact only if the drive applies commands unclamped and at once).",
           read_only=True, choices=TORQUE_SOURCES),
+    Param("wait_for_torque", False, "bool",
+          "Start estimating at the first state whose applied torque acts (a non-zero effort, "
+          "or after the first command): before it, brakes or the simulator's start-up hold "
+          "hold the arm, and their holding torque would be reported as a contact.",
+          read_only=True),
     Param("joints", [], "string_array",
           "Element order of effort_controller/commands; default: the model's joint order.",
           read_only=True),
