@@ -57,11 +57,11 @@ def test_estimate_converges_to_the_external_torque_and_contact_is_detected_withi
 
 
 def test_no_false_contact_in_free_motion():
-    """The arm falls freely (zero torque) for 0.3 s: coupled motion up to 9 rad/s, no
+    """The arm falls freely (zero torque) for 0.3 s: coupled motion up to 8 rad/s, no
     contact. (The residual also holds the mismatch between the simulator's semi-implicit
-    step and the observer's explicit integral, O(dt) times the rate of change of
-    dM/dt qd: at 1 kHz it stays near 0.2 N m up to 9 rad/s but reaches the threshold when
-    the wrist of the falling arm spins at 25 rad/s, after 0.45 s.)"""
+    step and the observer's quadrature, O(dt) times the rate of change of dM/dt qd: at
+    1 kHz it stays near 0.25 N m up to 8 rad/s, 1.5 N m at 15 rad/s after 0.45 s, and
+    passes the threshold in the faster tumbling that follows.)"""
     model = ldr.load_urdf(ARM7)
     sim, r, contact = run(model, READY, 300)
     assert np.abs(sim.v).max() > 5.0                       # it really moves
