@@ -195,13 +195,15 @@ def test_bringup_runs_the_same_graphs_as_the_launch_files(launch):
 
 
 def _declared_parameters():
-    """{node name: parameters it declares} for the three nodes (default node names): its
+    """{node name: parameters it declares} for the four nodes (default node names): its
     schema, and rclpy's use_sim_time."""
-    from lie_dynamics_ros.ros.schemas import adaptive_controller, inverse_dynamics, simulator
+    from lie_dynamics_ros.ros.schemas import (adaptive_controller, external_torque_observer,
+                                              inverse_dynamics, simulator)
     return {name: {p.name for p in schema.SCHEMA} | {"use_sim_time"}
             for name, schema in (("forward_dynamics", simulator),
                                  ("inverse_dynamics", inverse_dynamics),
-                                 ("adaptive_controller", adaptive_controller))}
+                                 ("adaptive_controller", adaptive_controller),
+                                 ("external_torque_observer", external_torque_observer))}
 
 
 def test_every_node_of_the_launch_files_has_its_parameters_checked(launch):

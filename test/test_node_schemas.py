@@ -25,6 +25,9 @@ KEPT_DEFAULTS = {
         "file must decide it",
     ("adaptive_controller.yaml", "adaptive_controller", "compensate_gravity"):
         "as in inverse_dynamics.yaml",
+    ("external_torque_observer.yaml", "external_torque_observer", "torque_source"):
+        "the estimate is right only with the torque applied: the graph's file says where it "
+        "comes from",
 }
 
 

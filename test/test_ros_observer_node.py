@@ -5,7 +5,8 @@ geometry_msgs/WrenchStamped on its ``external_wrench`` topic pushes the flange. 
 reads joint_states (with the applied torques in the effort field) and must report J^T f
 within its time constant, flag the contact within 20 ms, and flag nothing before. A damped
 pendulum's free fall, fed as joint states, is no contact with compensate_friction and is one
-without.
+without. A burst of states far faster than the node serves them is taken whole (the deep
+reliable queue), and states missing from the stream are counted in the diagnostics.
 """
 import numpy as np
 
@@ -13,7 +14,8 @@ from ros_fixtures import ARM7, ros  # noqa: F401
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.qos import QoSProfile  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
@@ -40,8 +42,8 @@ def test_observer_estimates_an_external_wrench_and_detects_contact_within_20_ms(
                                           urdf_path=ARM7, initial_positions=READY,
                                           start_mode="immediate", command_timeout=0.0)))
     obs = ros.add(ExternalTorqueObserverNode(context=ros.context, parameter_overrides=_params(
-        urdf_path=ARM7, torque_source="joint_states", observer_gain=[GAIN],
-        contact_threshold=[THRESHOLD])))
+        urdf_path=ARM7, observer_gain=[GAIN], contact_threshold=[THRESHOLD])))
+    assert obs.p.torque_source == "joint_states"          # the default: the applied torque
     estimates, contact = [], []
     qos = QoSProfile(depth=1000)
     ros.node.create_subscription(JointState, "external_torque_estimate", estimates.append, qos)
@@ -105,3 +107,41 @@ def test_compensate_friction_is_declared_and_keeps_a_damped_free_fall_from_a_con
     assert all(r.successful for r in obs.set_parameters(
         [Parameter("compensate_friction", value=False)]))
     assert feed().any()
+
+
+def test_a_burst_of_states_is_taken_whole_and_gaps_are_counted(ros):
+    """600 held-pose states published at once (far faster than the node serves them), with
+    one stamp gap of 50 periods: one estimate per state, none lost, and the 49 missing
+    states in the diagnostics. The held pose with zero applied torque makes the estimate
+    g(q) (1 - e^{-K_O t}) on the states' stamps."""
+    model = bundled("double_pendulum.urdf")
+    obs = ros.add(ExternalTorqueObserverNode(context=ros.context, parameter_overrides=_params(
+        urdf_path="double_pendulum.urdf",
+        observer_gain=[20.0], contact_threshold=[1e3])))
+    qos = obs.hot_subscription.qos_profile
+    assert qos.reliability == ReliabilityPolicy.RELIABLE and qos.depth >= 600
+    estimates, diags = [], []
+    ros.node.create_subscription(JointState, "external_torque_estimate", estimates.append,
+                                 QoSProfile(depth=1000))
+    ros.node.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 10)
+    pub = ros.node.create_publisher(JointState, "joint_states", QoSProfile(depth=1000))
+    assert ros.spin_until(lambda: pub.get_subscription_count() > 0
+                          and obs.est_pub.get_subscription_count() > 0, 20)
+    q, period = [0.4, -0.7], 1_000_000
+    stamps = [10**9 + period * (k + (49 if k >= 300 else 0)) for k in range(600)]
+    for t in stamps:
+        pub.publish(cv.make_joint_state(list(model.joint_names), t, q, [0.0, 0.0], [0.0, 0.0]))
+    assert ros.spin_until(lambda: len(estimates) == 600, 60), len(estimates)
+    got = [e.header.stamp.sec * 10**9 + e.header.stamp.nanosec for e in estimates]
+    assert got == stamps
+    g = ldr.gravity_torques(model, q)
+    t = (np.array(stamps) - stamps[0]) * 1e-9
+    np.testing.assert_allclose([e.effort for e in estimates],
+                               g * (1 - np.exp(-20.0 * t))[:, None], atol=1e-9)
+
+    def skipped():
+        vals = [{kv.key: kv.value for kv in st.values} for d in diags for st in d.status
+                if st.name.endswith("external torque observer")]
+        return vals and vals[-1].get("skipped states")
+    assert ros.spin_until(lambda: skipped() == "49", 5), skipped()
+    assert obs.runtime.largest_gap_ns == 50 * period and obs.dropped == 0

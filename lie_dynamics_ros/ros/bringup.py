@@ -57,6 +57,8 @@ ADAPTIVE = NodeSpec("adaptive_controller_node", "adaptive_controller",
 # commands an effort forward_command_controller (the arm's ros2_control parameters)
 INVERSE_DYNAMICS_ROS2_CONTROL = NodeSpec("inverse_dynamics_node", "inverse_dynamics",
                                          ("inverse_dynamics.yaml", "arm7_ros2_control.yaml"))
+OBSERVER = NodeSpec("external_torque_observer_node", "external_torque_observer",
+                    ("external_torque_observer.yaml",))
 
 #: graph name = launch file name without ``.launch.py``
 GRAPHS = {
@@ -66,6 +68,7 @@ GRAPHS = {
     "adaptive_controller": (ADAPTIVE,),
     "sim_with_adaptive_controller": (SIMULATOR, ADAPTIVE),
     "inverse_dynamics_ros2_control": (INVERSE_DYNAMICS_ROS2_CONTROL,),
+    "observer": (SIMULATOR, INVERSE_DYNAMICS, OBSERVER),
 }
 
 #: launch arguments' defaults, as in the launch files
@@ -76,7 +79,7 @@ LOCKSTEP_TIMEOUT_S = 30.0
 DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
                         "sim_with_gravity_compensation": True, "adaptive_controller": False,
                         "sim_with_adaptive_controller": True,
-                        "inverse_dynamics_ros2_control": False}
+                        "inverse_dynamics_ros2_control": False, "observer": True}
 
 
 def package_root() -> str:
@@ -290,7 +293,7 @@ def run(argv=None, stream=sys.stderr):
     opts.sim_time = opts.use_sim_time or str(DEFAULT_USE_SIM_TIME[opts.graph]).lower()
     specs = GRAPHS[opts.graph]
     has_sim = SIMULATOR in specs
-    has_controller = any(s is not SIMULATOR for s in specs)
+    has_controller = any(s not in (SIMULATOR, OBSERVER) for s in specs)
     lockstep = opts.offline and has_sim and has_controller
     if opts.offline and not has_sim:
         raise SystemExit("ldr_bringup: --offline needs a graph with the simulator")
@@ -321,9 +324,13 @@ def run(argv=None, stream=sys.stderr):
                 # only this graph pays for the controller's import (scipy, its kernels)
                 from lie_dynamics_ros.ros.adaptive_controller_node import AdaptiveControllerNode
                 node = AdaptiveControllerNode(spec.name, **kwargs)
+            elif spec is OBSERVER:
+                from lie_dynamics_ros.ros.external_torque_observer_node import \
+                    ExternalTorqueObserverNode
+                node = ExternalTorqueObserverNode(spec.name, **kwargs)
             else:
                 node = InverseDynamicsNode(spec.name, **kwargs)
-            if spec is not SIMULATOR:
+            if spec not in (SIMULATOR, OBSERVER):
                 controllers.append(node)
             nodes.append(node)
             executor.add_node(node)

@@ -2,25 +2,33 @@
 momentum (``lie_dynamics_ros.estimation.MomentumObserver``; De Luca et al. 2006).
 
 Topics
-  sub  joint_states                  sensor_msgs/JointState (position and velocity, by name)
-  sub  joint_torques                 sensor_msgs/JointState efforts, by name  } the applied
-  sub  effort_controller/commands    std_msgs/Float64MultiArray in `joints`   } torques
+  sub  joint_states                  sensor_msgs/JointState (position, velocity and, by
+                                     default, effort = the applied torques; by name);
+                                     reliable, depth 1000 (qos_overrides)
+  sub  joint_torques                 sensor_msgs/JointState efforts, by name  } torque_source
+  sub  effort_controller/commands    std_msgs/Float64MultiArray in `joints`   } command only
   pub  external_torque_estimate      sensor_msgs/JointState, effort = r (model order, stamp of
                                      the state)
   pub  contact                       std_msgs/Bool, true while some |r_i| > contact_threshold_i
   pub  /diagnostics                  diagnostic_msgs/DiagnosticArray, once per second
 
-The torque applied between two states is the last command received before the newer one
-(``torque_source: command``), or the newer state's own effort field for a robot or simulator
-that reports the applied torque there (``torque_source: joint_states``; forward_dynamics_node
-does). The logic is ``lie_dynamics_ros.runtime.observer``; this node converts the messages
-around it. Parameters: docs/ros.md.
+The torques are the ones applied: by default each state's own effort field
+(``torque_source: joint_states``; forward_dynamics_node reports there the torque of the step
+that ended in the state, after its clamp to the effort limits), or, for a driver whose
+effort field is empty, the last command received before the state (``torque_source:
+command``: exact only if the drive applies commands unclamped and at once). joint_states come
+through a deep reliable queue, so a busy machine delays states rather than losing them; the
+states still missing (stamp gaps) are counted in the diagnostics and logged (throttled). With
+``wait_for_torque`` nothing is estimated or published before the first state with an applied
+torque (the simulator's start-up hold is not a contact). The logic is ``lie_dynamics_ros.runtime.observer``; this node converts the messages around it.
+Parameters: docs/ros.md.
 """
 import sys
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 
@@ -31,6 +39,13 @@ from lie_dynamics_ros.ros.parameters import Parameters
 from lie_dynamics_ros.ros.schemas.external_torque_observer import SCHEMA
 from lie_dynamics_ros.runtime.observer import REBUILD, ObserverRuntime
 
+#: joint_states: reliable and deep (1 s at 1 kHz), so that states wait instead of being lost
+#: while the machine is busy; the observer is exact across gaps, but a contact shorter than a
+#: gap would be seen only as its mean
+STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+#: every estimate reaches a subscriber that keeps up on average (the same 1 s at 1 kHz)
+ESTIMATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+
 
 class ExternalTorqueObserverNode(ThrottledWarnings, Node):
     """The node around ``runtime.observer.ObserverRuntime`` (``self.runtime``)."""
@@ -40,18 +55,20 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
         self.params = Parameters(self)
         self.p = self.params.declare(SCHEMA)
         self.throttle = cv.Throttle(self.p.log_throttle_sec)
-        self.runtime = ObserverRuntime(self.p.torque_source)
+        self.runtime = ObserverRuntime(self.p.torque_source, self.p.wait_for_torque)
         self.dropped = 0
         self.index = None
         self.stamps = cv.StampMonitor()
-        self.est_pub = self.create_publisher(JointState, "external_torque_estimate", 10)
-        self.contact_pub = self.create_publisher(Bool, "contact", 10)
+        self.est_pub = self.create_publisher(JointState, "external_torque_estimate",
+                                             ESTIMATE_QOS)
+        self.contact_pub = self.create_publisher(Bool, "contact", ESTIMATE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # compiles before subscribing; its listener first: a new model before new gains
         self.source = ModelSource(self, self._set_model, parameters=self.params, listen=True)
         self.params.listen(self._check, self._apply)
         self.hot_subscription = self.create_subscription(
-            JointState, "joint_states", self._on_state, qos_profile_sensor_data)
+            JointState, "joint_states", self._on_state, STATE_QOS,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
         self.create_subscription(JointState, "joint_torques", self._on_torques, 10)
         self.create_subscription(Float64MultiArray, "effort_controller/commands",
                                  self._on_command, 10)
@@ -110,8 +127,20 @@ class ExternalTorqueObserverNode(ThrottledWarnings, Node):
                                                   js.effort)
         except ValueError as e:
             return self._drop("joint_states", str(e))
+        if r is None:               # waiting for the applied torque
+            return
+        if self.runtime.estimates == 1 and self.runtime.waited:
+            self.get_logger().info("estimating from the state at t = %.3f s, the first with "
+                                   "an applied torque (%d states before it passed over)"
+                                   % (js.stamp_ns * 1e-9, self.runtime.waited))
         if new is not None:
             self.get_logger().info("contact on %s" % new)
+        if self.runtime.just_skipped:
+            self._warn("skipped", "joint_states: %d states missing before t = %.3f s (%d in "
+                       "all, largest gap %.1f ms); the estimate stays exact across gaps, a "
+                       "contact shorter than one shows as its mean"
+                       % (self.runtime.just_skipped, js.stamp_ns * 1e-9, self.runtime.skipped,
+                          self.runtime.largest_gap_ns * 1e-6))
         self.est_pub.publish(cv.make_joint_state(self.observer.model.joint_names, js.stamp_ns,
                                                  effort=r))
         self.contact_pub.publish(Bool(data=contact))

@@ -1,7 +1,20 @@
 """The external-torque observer's runtime around ``estimation.MomentumObserver`` (De Luca et
 al. 2006, eq. (6)): which torques were applied between two states, the contact flag and its
-rising edges, and what the diagnostics report. external_torque_observer_node converts
-messages around it.
+rising edges, the states the stream skipped, and what the diagnostics report.
+external_torque_observer_node converts messages around it.
+
+Skipped states: the publisher's period is the median of the intervals between stamps that are
+within 1.5 times the smallest one (over windows of ``PERIOD_WINDOW`` intervals; the smallest
+one before the first window), which holds with most states lost and with stamp jitter below a
+quarter period; an interval of n periods skipped n - 1 states. The estimate stays right
+across them (the observer's update is exact for any gap), but a contact shorter than a gap is
+seen only as the gap's mean.
+
+Waiting for the torque (``wait_for_torque``): a robot not yet actuated is held by something
+outside the dynamics (brakes, the simulator's start-up hold), whose holding torque g(q) the
+observer would report as a contact. Waiting, it starts at the first state whose applied torque
+is known to act: a non-zero effort (``joint_states``), or after the first command
+(``command``).
 
 ``p`` is a namespace of the node's parameter values (ros/schemas/external_torque_observer.py).
 """
@@ -11,9 +24,13 @@ from ..estimation import MomentumObserver
 from .commanding import command_columns, rest_pose
 from .robot import joint_state_reason
 
-#: where the applied torques come from: the last command received before a state, or the
-#: state's own effort field (a driver or simulator that reports the applied torque there)
-TORQUE_SOURCES = ("command", "joint_states")
+#: where the applied torques come from: the state's own effort field (a driver or simulator
+#: that reports the applied torque there, as forward_dynamics_node does: after its clamp), or
+#: the last command received before a state
+TORQUE_SOURCES = ("joint_states", "command")
+
+#: intervals between states over which the publisher's period is taken (their median)
+PERIOD_WINDOW = 100
 
 #: parameters whose change rebuilds the observer
 REBUILD = {"observer_gain", "contact_threshold", "gravity", "compensate_friction"}
@@ -30,11 +47,14 @@ def build_observer(model, p):
 class ObserverRuntime:
     """Observer, applied torques and contact of one robot (``observer`` None before one)."""
 
-    def __init__(self, torque_source):
+    def __init__(self, torque_source, wait_for_torque=False):
         if torque_source not in TORQUE_SOURCES:
             raise ValueError("torque_source must be one of %s, got %r"
                              % (TORQUE_SOURCES, torque_source))
         self.from_states = torque_source == "joint_states"
+        self.waiting = bool(wait_for_torque)    # no estimate before the robot is actuated
+        self.waited = 0             # states passed over while waiting
+        self.commands = 0           # torque messages received (torque_source command)
         self.observer = None
         self.cmd_cols = None
         self.tau = None             # last applied torques (model order)
@@ -42,6 +62,12 @@ class ObserverRuntime:
         self.in_contact = False
         self.contacts = 0           # rising edges of the contact flag
         self.estimates = 0
+        self.skipped = 0            # states missing from the stream (stamp gaps)
+        self.just_skipped = 0       # ... before the last state taken
+        self.largest_gap_ns = 0
+        self.period_ns = None       # the publisher's period, from the stamps
+        self._intervals = []
+        self._median_known = False
 
     @property
     def state_fields(self):
@@ -89,21 +115,37 @@ class ObserverRuntime:
         them."""
         if not self.from_states:
             self.tau = np.array(tau, dtype=float)
+            self.commands += 1
 
     def commanded(self, values):
         """Torques in ``joints`` order from the command array; ignored when the states carry
         them."""
         if not self.from_states:
             self.tau[self.cmd_cols] = values
+            self.commands += 1
+
+    def actuated(self, effort):
+        """Whether the applied torque is known to act: a non-zero ``effort`` (joint_states),
+        or a command received (command)."""
+        if self.from_states:
+            return effort is not None and bool(np.any(np.asarray(effort) != 0.0))
+        return self.commands > 0
 
     def update(self, stamp_ns, q, v, effort=None):
         """The state at ``stamp_ns`` (its ``effort``: the applied torques with torque_source
-        joint_states) -> (r, contact, the joints of a new contact or None). ValueError for a
-        state the observer refuses (nothing changes)."""
+        joint_states) -> (r, contact, the joints of a new contact or None); (None, False,
+        None) while waiting for the torque. ValueError for a state the observer refuses
+        (nothing changes)."""
+        if self.waiting:
+            if not self.actuated(effort):
+                self.waited += 1
+                return None, False, None
+            self.waiting = False
         tau = effort if self.from_states else self.tau
-        dt = None if self.last_stamp_ns is None else (stamp_ns - self.last_stamp_ns) * 1e-9
-        r = self.observer.update(q, v, tau, dt)
+        gap = None if self.last_stamp_ns is None else stamp_ns - self.last_stamp_ns
+        r = self.observer.update(q, v, tau, None if gap is None else gap * 1e-9)
         self.last_stamp_ns = stamp_ns
+        self.just_skipped = 0 if gap is None else self._count_skipped(gap)
         contact = self.observer.contact
         new = None
         if contact and not self.in_contact:
@@ -113,10 +155,31 @@ class ObserverRuntime:
         self.estimates += 1
         return r, contact, new
 
+    def _count_skipped(self, gap_ns):
+        """States missing in an interval of ``gap_ns`` (counted in ``skipped``)."""
+        self.largest_gap_ns = max(self.largest_gap_ns, gap_ns)
+        self._intervals.append(gap_ns)
+        if len(self._intervals) >= PERIOD_WINDOW:
+            gaps = np.array(self._intervals, dtype=float)
+            self.period_ns = float(np.median(gaps[gaps < 1.5 * gaps.min()]))
+            self._intervals = []
+            self._median_known = True
+        elif not self._median_known:
+            self.period_ns = float(gap_ns if self.period_ns is None
+                                   else min(self.period_ns, gap_ns))
+        missing = max(0, int(round(gap_ns / self.period_ns)) - 1)
+        self.skipped += missing
+        return missing
+
     def status(self, dropped):
         """(warn, message, [(key, value)]) for the diagnostics."""
         if self.observer is None:
             return True, "no robot model", []
-        return False, "contact" if self.observer.contact else "no contact", [
+        message = ("waiting for the applied torque (%d states so far)" % self.waited
+                   if self.waiting else "contact" if self.observer.contact else "no contact")
+        return False, message, [
             ("estimates", self.estimates), ("contacts", self.contacts), ("dropped", dropped),
+            ("skipped states", self.skipped),
+            ("largest gap (ms)", "%.1f" % (self.largest_gap_ns * 1e-6)),
+            ("torque source", "joint_states effort" if self.from_states else "commands"),
             ("max |r|", "%.4g" % float(np.abs(self.observer.r).max()))]

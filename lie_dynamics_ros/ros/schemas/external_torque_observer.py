@@ -8,14 +8,23 @@ from lie_dynamics_ros.runtime.observer import TORQUE_SOURCES
 PARAMS = [
     Param("observer_gain", [50.0], "double_array",
           "K_O (1/s): one value for every joint, or one per joint; the estimate's time "
-          "constant is 1/K_O. Keep K_O * (state period) < 1.", check=positive_values),
+          "constant is 1/K_O. Any state period works (exact exponential update).",
+          check=positive_values),
     Param("contact_threshold", [2.0], "double_array",
           "|r_i| above this (N m or N) means contact: one value, or one per joint.",
           check=positive_values),
-    Param("torque_source", "command", "string",
-          "command: joint_torques / effort_controller/commands; joint_states: the effort "
-          "field of joint_states (a driver or simulator that reports applied torques).",
+    Param("torque_source", "joint_states", "string",
+          "Where the applied torques come from. joint_states: each state's effort field "
+          "(forward_dynamics_node reports the torque it applied, after its clamp; drivers "
+          "report the measured one). command: the last joint_torques / "
+          "effort_controller/commands before each state, for drivers without efforts "
+          "(exact only if the drive applies commands unclamped and at once).",
           read_only=True, choices=TORQUE_SOURCES),
+    Param("wait_for_torque", False, "bool",
+          "Start estimating at the first state whose applied torque acts (a non-zero effort, "
+          "or after the first command): before it, brakes or the simulator's start-up hold "
+          "hold the arm, and their holding torque would be reported as a contact.",
+          read_only=True),
     Param("joints", [], "string_array",
           "Element order of effort_controller/commands; default: the model's joint order.",
           read_only=True),
@@ -27,7 +36,7 @@ PARAMS = [
           "joint's own friction is not flagged as a contact. No effect on a model without "
           "them."),
     Param("log_throttle_sec", 2.0, "double",
-          "Minimum period of repeated warnings (dropped messages)."),
+          "Minimum period of repeated warnings (dropped messages, skipped states)."),
 ]
 
 #: everything external_torque_observer_node declares
