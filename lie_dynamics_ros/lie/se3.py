@@ -6,11 +6,29 @@ Kim (2012) writes these operators angular first; each one below is his matrix wi
 ``lie_dynamics_ros/conventions.py``). T = (R, p) as a 4x4 matrix is the pose of frame {b} in
 frame {a} (Kim writes T_ab: {a} -> {b}). Ad* := Ad^T and ad* := ad^T (Kim 2012, eqs. 8, 29).
 dexp is right-trivialised: d/dt exp(u) = hat(dexp_u u') exp(u),  dexp_u = sum_k ad_u^k/(k+1)!.
+
+This module is the package's public SE(3) algebra (functions on 4x4 arrays and 6-vectors, one
+implementation; docs/api.md "SE(3) algebra" maps each to Pinocchio). Every function checks its
+arguments: shape, finite entries, and for a pose T an orthonormal rotation block with det +1 and
+a last row (0, 0, 0, 1), each to ``POSE_TOL``; a failure is an ``InputError`` naming the argument.
 """
+import math
+
 import numpy as np
 
 from . import so3
-from .so3 import _mat, _vec
+from .so3 import _mat, _vec as _shaped
+from ..errors import InputError
+
+#: tolerance of the pose check: |R^T R - I|_max, |last row - (0, 0, 0, 1)|_max (as URDF origins)
+POSE_TOL = 1e-6
+
+
+def _vec(x, n, name):
+    a = _shaped(x, n, name)
+    if not math.isfinite(a.sum()):     # NaN or Inf anywhere (or an overflowing sum)
+        raise InputError(f"{name} must be finite, got {a.tolist()}")
+    return a
 
 
 def hat(xi):
@@ -31,12 +49,32 @@ def make(R, p):
     """4x4 homogeneous matrix from R (3x3) and p (3,)."""
     T = np.eye(4)
     T[:3, :3], T[:3, 3] = _mat(R, (3, 3), "R"), _vec(p, 3, "p")
+    _Rp(T, "R")
     return T
 
 
-def _Rp(T):
-    T = _mat(T, (4, 4), "T")
-    return T[:3, :3], T[:3, 3]
+def _Rp(T, name="T"):
+    """(R, p) of a pose, checked: finite, R orthonormal with det +1, last row (0, 0, 0, 1)."""
+    T = _mat(T, (4, 4), name)
+    R, p = T[:3, :3], T[:3, 3]
+    E = R.T @ R
+    E[0, 0] -= 1.0
+    E[1, 1] -= 1.0
+    E[2, 2] -= 1.0
+    err = np.abs(E).max()
+    if not math.isfinite(T.sum()):
+        raise InputError(f"{name} must be finite, got {T.tolist()}")
+    if not err <= POSE_TOL:
+        raise InputError(f"{name}: the rotation block is not orthonormal "
+                         f"(|R^T R - I| = {err:.3g}, tolerance {POSE_TOL:g})")
+    if so3.cross(R[:, 0], R[:, 1]) @ R[:, 2] < 0.0:
+        raise InputError(f"{name}: the rotation block is a reflection (det -1), not a rotation")
+    if np.abs(T[3] - _LAST_ROW).max() > POSE_TOL:
+        raise InputError(f"{name}: the last row must be (0, 0, 0, 1), got {T[3].tolist()}")
+    return R, p
+
+
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def exp(xi):
@@ -61,9 +99,62 @@ def inv(T):
 def compose(*Ts):
     """T1 @ T2 @ ... (identity for no argument)."""
     out = np.eye(4)
-    for T in Ts:
-        out = out @ _mat(T, (4, 4), "T")
+    for k, T in enumerate(Ts):
+        _Rp(T, f"T{k + 1}")
+        out = out @ T
     return out
+
+
+def interpolate(T0, T1, s):
+    """T0 exp(s log(T0^-1 T1)): the constant-twist path from T0 (s = 0) to T1 (s = 1)."""
+    s = float(_vec([s], 1, "s")[0])
+    _Rp(T0, "T0")
+    _Rp(T1, "T1")
+    return np.asarray(T0, float) @ exp(s * log(inv(T0) @ T1))
+
+
+# --------------------------------------------------------------------------- group actions
+def act_point(T, x):
+    """T x = R x + p: a point given in frame {b} -> the same point in {a} (T: pose of {b} in {a})."""
+    R, p = _Rp(T)
+    return R @ _vec(x, 3, "x") + p
+
+
+def act_inv_point(T, x):
+    """T^-1 x = R^T (x - p): a point in {a} -> in {b}."""
+    R, p = _Rp(T)
+    return R.T @ (_vec(x, 3, "x") - p)
+
+
+def act_twist(T, xi):
+    """Ad_T xi = (R v + p x R w, R w): a twist in {b} -> in {a}."""
+    R, p = _Rp(T)
+    xi = _vec(xi, 6, "xi")
+    w = R @ xi[3:]
+    return np.concatenate([R @ xi[:3] + so3.cross(p, w), w])
+
+
+def act_inv_twist(T, xi):
+    """Ad_{T^-1} xi = (R^T (v - p x w), R^T w): a twist in {a} -> in {b}."""
+    R, p = _Rp(T)
+    xi = _vec(xi, 6, "xi")
+    return np.concatenate([R.T @ (xi[:3] - so3.cross(p, xi[3:])), R.T @ xi[3:]])
+
+
+def act_wrench(T, F):
+    """Ad_{T^-1}^T F = (R f, R m + p x R f): a wrench in {b} -> in {a} (the same power with
+    act_twist)."""
+    R, p = _Rp(T)
+    F = _vec(F, 6, "F")
+    f = R @ F[:3]
+    return np.concatenate([f, R @ F[3:] + so3.cross(p, f)])
+
+
+def act_inv_wrench(T, F):
+    """Ad_T^T F = (R^T f, R^T (m - p x f)): a wrench in {a} -> in {b}."""
+    R, p = _Rp(T)
+    F = _vec(F, 6, "F")
+    return np.concatenate([R.T @ F[:3], R.T @ (F[3:] - so3.cross(p, F[:3]))])
 
 
 def Ad(T):
@@ -87,6 +178,11 @@ def Ad_inv(T):
 def Ad_star(T):
     """Ad*_T := Ad_T^T (Kim eq 8); wrench transform F_b = Ad*_{T_ab} F_a (Kim eq 13)."""
     return Ad(T).T
+
+
+def Ad_inv_star(T):
+    """Ad_{T^-1}^T, the matrix of act_wrench (Pinocchio's ``SE3.dualAction``)."""
+    return Ad_inv(T).T
 
 
 def ad(xi):
@@ -139,6 +235,33 @@ def dexp_inv(xi, order=None):
         return so3.series(ad(xi), order)
     g2, g2t = so3.inv_coeffs(np.linalg.norm(xi[3:]))
     return _phi_ad(xi, -0.5, g2, 0.0, g2t)
+
+
+# Right and left Jacobians of exp as defined by Sola et al. (2018, §III), on se(3):
+# exp(xi + d) = exp(J_l(xi) d) exp(xi) = exp(xi) exp(J_r(xi) d), J_r(xi) = J_l(-xi).
+def left_jacobian(xi):
+    """J_l(xi) = dexp_xi (right-trivialised): exp(xi + d) ~ exp(J_l d) exp(xi)."""
+    return dexp(xi)
+
+
+def left_jacobian_inv(xi):
+    """J_l(xi)^-1 = dexp_xi^-1 (singular at |w| = 2 pi)."""
+    return dexp_inv(xi)
+
+
+def right_jacobian(xi):
+    """J_r(xi) = dexp_{-xi}: exp(xi + d) ~ exp(xi) exp(J_r d); Pinocchio's ``Jexp6(xi)``."""
+    return dexp(-_vec(xi, 6, "xi"))
+
+
+def right_jacobian_inv(xi):
+    """J_r(xi)^-1 = dexp_{-xi}^-1."""
+    return dexp_inv(-_vec(xi, 6, "xi"))
+
+
+def log_jacobian(T):
+    """d log(T exp(d)) / dd at d = 0 = J_r(log T)^-1 = dexp_{-log T}^-1; Pinocchio's ``Jlog6(T)``."""
+    return dexp_inv(-log(T))
 
 
 # --------------------------------------------------------------------------- inertia
