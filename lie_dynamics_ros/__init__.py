@@ -43,6 +43,8 @@ from .identification.excitation import excitation_trajectory
 from . import control
 from . import lie
 from . import safety
+# setup helpers: inertias of solids, SRDF reference configurations, locked joints
+from .lie.solid_inertia import sphere_inertia, cylinder_inertia, box_inertia
 
 __version__ = "0.1.0"
 
@@ -65,4 +67,5 @@ __all__ = [
     "christoffel_symbols", "excitation_trajectory", "GeodesicError",
     "mass_matrix_second_derivatives", "curvature_tensor", "sectional_curvature",
     "scalar_curvature", "geodesic", "Geodesic", "path_action",
+    "sphere_inertia", "cylinder_inertia", "box_inertia",
 ]
