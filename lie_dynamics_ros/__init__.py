@@ -45,6 +45,7 @@ from . import lie
 from . import safety
 # setup helpers: inertias of solids, SRDF reference configurations, locked joints
 from .lie.solid_inertia import sphere_inertia, cylinder_inertia, box_inertia
+from .model.srdf import reference_configurations, reference_configuration
 
 __version__ = "0.1.0"
 
@@ -67,5 +68,6 @@ __all__ = [
     "christoffel_symbols", "excitation_trajectory", "GeodesicError",
     "mass_matrix_second_derivatives", "curvature_tensor", "sectional_curvature",
     "scalar_curvature", "geodesic", "Geodesic", "path_action",
-    "sphere_inertia", "cylinder_inertia", "box_inertia",
+    "sphere_inertia", "cylinder_inertia", "box_inertia", "reference_configurations",
+    "reference_configuration",
 ]
