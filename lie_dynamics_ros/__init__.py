@@ -46,6 +46,7 @@ from . import safety
 # setup helpers: inertias of solids, SRDF reference configurations, locked joints
 from .lie.solid_inertia import sphere_inertia, cylinder_inertia, box_inertia
 from .model.srdf import reference_configurations, reference_configuration
+from .algorithms.reduced_model import reduced_model
 
 __version__ = "0.1.0"
 
@@ -69,5 +70,5 @@ __all__ = [
     "mass_matrix_second_derivatives", "curvature_tensor", "sectional_curvature",
     "scalar_curvature", "geodesic", "Geodesic", "path_action",
     "sphere_inertia", "cylinder_inertia", "box_inertia", "reference_configurations",
-    "reference_configuration",
+    "reference_configuration", "reduced_model",
 ]
