@@ -33,6 +33,28 @@ def _mat(X, shape, name):
     return a
 
 
+#: tolerance of the rotation check: |R^T R - I|_max (as the URDF origins of model/builder.py)
+ROTATION_TOL = 1e-6
+
+
+def _rotation(R, name):
+    """R as a 3x3 array, checked: finite, orthonormal to ROTATION_TOL, det +1."""
+    R = _mat(R, (3, 3), name)
+    E = R.T @ R
+    E[0, 0] -= 1.0
+    E[1, 1] -= 1.0
+    E[2, 2] -= 1.0
+    err = np.abs(E).max()
+    if not math.isfinite(R.sum()):
+        raise InputError(f"{name} must be finite, got {R.tolist()}")
+    if not err <= ROTATION_TOL:
+        raise InputError(f"{name}: the rotation is not orthonormal "
+                         f"(|R^T R - I| = {err:.3g}, tolerance {ROTATION_TOL:g})")
+    if cross(R[:, 0], R[:, 1]) @ R[:, 2] < 0.0:
+        raise InputError(f"{name}: the rotation is a reflection (det -1), not a rotation")
+    return R
+
+
 def bernoulli(n):
     """Bernoulli numbers B_0..B_n (B_1 = -1/2) as Fractions."""
     B = [Fraction(1)]
@@ -149,7 +171,7 @@ def exp(w):
 
 def log(R):
     """Rotation vector w in [0, pi] with exp(w) = R; symmetric-part method for angles > pi/2."""
-    R = _mat(R, (3, 3), "R")
+    R = _rotation(R, "R")
     s_vec = vee(R)                       # sin(t) n
     s, c = np.linalg.norm(s_vec), 0.5 * (np.trace(R) - 1.0)
     t = np.arctan2(s, c)
