@@ -17,7 +17,8 @@ import math
 import numpy as np
 
 from . import so3
-from .so3 import ROTATION_TOL as POSE_TOL, _mat, _rotation, _vec as _shaped
+from .so3 import ROTATION_TOL as POSE_TOL, _check_rotation, _mat, _rotation, _vec as _shaped
+from .so3 import _log as _so3_log
 from ..errors import InputError
 
 # POSE_TOL (= so3.ROTATION_TOL): tolerance of |R^T R - I|_max and |last row - (0, 0, 0, 1)|_max
@@ -46,42 +47,45 @@ def vee(X):
 
 def make(R, p):
     """4x4 homogeneous matrix from R (3x3) and p (3,)."""
+    return _pose(_rotation(R, "R"), _vec(p, 3, "p"))
+
+
+def _pose(R, p):
     T = np.eye(4)
-    T[:3, :3], T[:3, 3] = _rotation(R, "R"), _vec(p, 3, "p")
+    T[:3, :3], T[:3, 3] = R, p
     return T
 
 
 def _Rp(T, name="T"):
     """(R, p) of a pose, checked: finite, R orthonormal with det +1, last row (0, 0, 0, 1)."""
     T = _mat(T, (4, 4), name)
-    if not math.isfinite(T.sum()):
-        raise InputError(f"{name} must be finite, got {T.tolist()}")
-    R, p = _rotation(T[:3, :3], name), T[:3, 3]
-    if np.abs(T[3] - _LAST_ROW).max() > POSE_TOL:
-        raise InputError(f"{name}: the last row must be (0, 0, 0, 1), got {T[3].tolist()}")
-    return R, p
-
-
-_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+    rows = T.tolist()
+    r3 = rows[3]
+    if not math.isfinite(rows[0][3] + rows[1][3] + rows[2][3] + sum(r3)):
+        raise InputError(f"{name} must be finite, got {rows}")
+    _check_rotation(rows, name)
+    if abs(r3[0]) + abs(r3[1]) + abs(r3[2]) + abs(r3[3] - 1.0) > POSE_TOL:
+        raise InputError(f"{name}: the last row must be (0, 0, 0, 1), got {r3}")
+    return T[:3, :3], T[:3, 3]
 
 
 def exp(xi):
     """exp(hat(xi)) = (exp(w), J_l(w) v) (closed form, series near 0)."""
     xi = _vec(xi, 6, "xi")
-    return make(so3.exp(xi[3:]), so3.left_jacobian(xi[3:]) @ xi[:3])
+    return _pose(so3.exp(xi[3:]), so3.left_jacobian(xi[3:]) @ xi[:3])
 
 
 def log(T):
     """xi = (v, w) with exp(xi) = T, |w| <= pi: w = so3.log(R), v = J_l(w)^-1 p."""
     R, p = _Rp(T)
-    w = so3.log(R)
+    w = _so3_log(R)
     return np.concatenate([so3.left_jacobian_inv(w) @ p, w])
 
 
 def inv(T):
     """T^-1 = (R^T, -R^T p) (Kim eq 4)."""
     R, p = _Rp(T)
-    return make(R.T, -R.T @ p)
+    return _pose(R.T, -R.T @ p)
 
 
 def compose(*Ts):
