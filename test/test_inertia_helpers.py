@@ -9,7 +9,8 @@ from lie_dynamics_ros.lie import se3
 
 pin = pytest.importorskip("pinocchio")
 
-CASES = [(2.5, 0.3, 0.8, 0.2), (1e-3, 1e-2, 2.0, 0.5), (40.0, 0.05, 0.05, 1.5), (0.0, 1.0, 1.0, 1.0)]
+CASES = [(2.5, 0.3, 0.8, 0.2), (1e-3, 1e-2, 2.0, 0.5), (40.0, 0.05, 0.05, 1.5),
+         (0.0, 1.0, 1.0, 1.0)]
 
 
 @pytest.mark.parametrize("m, a, b, c", CASES)

@@ -107,7 +107,8 @@ def interpolate(T0, T1, s):
 
 # --------------------------------------------------------------------------- group actions
 def act_point(T, x):
-    """T x = R x + p: a point given in frame {b} -> the same point in {a} (T: pose of {b} in {a})."""
+    """T x = R x + p: a point given in frame {b} -> the same point in {a} (T: pose of {b} in
+    {a})."""
     R, p = _Rp(T)
     return R @ _vec(x, 3, "x") + p
 
@@ -252,7 +253,8 @@ def right_jacobian_inv(xi):
 
 
 def log_jacobian(T):
-    """d log(T exp(d)) / dd at d = 0 = J_r(log T)^-1 = dexp_{-log T}^-1; Pinocchio's ``Jlog6(T)``."""
+    """d log(T exp(d)) / dd at d = 0 = J_r(log T)^-1 = dexp_{-log T}^-1; Pinocchio's
+    ``Jlog6(T)``."""
     return dexp_inv(-log(T))
 
 

@@ -53,7 +53,7 @@ def _state(model, el, extra):
     index = {n: k for k, n in enumerate(model.joint_names)}
     for k, js in enumerate(el.findall("joint"), start=1):
         jn = js.get("name")
-        where = f"group_state {name!r}, joint {jn!r}" if jn else f"group_state {name!r}, <joint> #{k}"
+        where = f"group_state {name!r}, " + (f"joint {jn!r}" if jn else f"<joint> #{k}")
         if jn in model.mimic_joints:
             continue
         if jn not in index:
