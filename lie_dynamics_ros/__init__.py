@@ -43,6 +43,10 @@ from .identification.excitation import excitation_trajectory
 from . import control
 from . import lie
 from . import safety
+# setup helpers: inertias of solids, SRDF reference configurations, locked joints
+from .lie.solid_inertia import sphere_inertia, cylinder_inertia, box_inertia
+from .model.srdf import reference_configurations, reference_configuration
+from .algorithms.reduced_model import reduced_model
 
 __version__ = "0.1.0"
 
@@ -65,4 +69,6 @@ __all__ = [
     "christoffel_symbols", "excitation_trajectory", "GeodesicError",
     "mass_matrix_second_derivatives", "curvature_tensor", "sectional_curvature",
     "scalar_curvature", "geodesic", "Geodesic", "path_action",
+    "sphere_inertia", "cylinder_inertia", "box_inertia", "reference_configurations",
+    "reference_configuration", "reduced_model",
 ]

@@ -6,11 +6,29 @@ Kim (2012) writes these operators angular first; each one below is his matrix wi
 ``lie_dynamics_ros/conventions.py``). T = (R, p) as a 4x4 matrix is the pose of frame {b} in
 frame {a} (Kim writes T_ab: {a} -> {b}). Ad* := Ad^T and ad* := ad^T (Kim 2012, eqs. 8, 29).
 dexp is right-trivialised: d/dt exp(u) = hat(dexp_u u') exp(u),  dexp_u = sum_k ad_u^k/(k+1)!.
+
+This module is the package's public SE(3) algebra (functions on 4x4 arrays and 6-vectors, one
+implementation; docs/api.md "SE(3) algebra" maps each to Pinocchio). Every function checks its
+arguments: shape, finite entries, and for a pose T an orthonormal rotation block with det +1 and
+a last row (0, 0, 0, 1), each to ``POSE_TOL``; a failure is an ``InputError`` naming the argument.
 """
+import math
+
 import numpy as np
 
 from . import so3
-from .so3 import _mat, _vec
+from .so3 import ROTATION_TOL as POSE_TOL, _check_rotation, _mat, _rotation, _vec as _shaped
+from .so3 import _log as _so3_log
+from ..errors import InputError
+
+# POSE_TOL (= so3.ROTATION_TOL): tolerance of |R^T R - I|_max and |last row - (0, 0, 0, 1)|_max
+
+
+def _vec(x, n, name):
+    a = _shaped(x, n, name)
+    if not math.isfinite(a.sum()):     # NaN or Inf anywhere (or an overflowing sum)
+        raise InputError(f"{name} must be finite, got {a.tolist()}")
+    return a
 
 
 def hat(xi):
@@ -29,41 +47,107 @@ def vee(X):
 
 def make(R, p):
     """4x4 homogeneous matrix from R (3x3) and p (3,)."""
+    return _pose(_rotation(R, "R"), _vec(p, 3, "p"))
+
+
+def _pose(R, p):
     T = np.eye(4)
-    T[:3, :3], T[:3, 3] = _mat(R, (3, 3), "R"), _vec(p, 3, "p")
+    T[:3, :3], T[:3, 3] = R, p
     return T
 
 
-def _Rp(T):
-    T = _mat(T, (4, 4), "T")
+def _Rp(T, name="T"):
+    """(R, p) of a pose, checked: finite, R orthonormal with det +1, last row (0, 0, 0, 1)."""
+    T = _mat(T, (4, 4), name)
+    rows = T.tolist()
+    r3 = rows[3]
+    if not math.isfinite(rows[0][3] + rows[1][3] + rows[2][3] + sum(r3)):
+        raise InputError(f"{name} must be finite, got {rows}")
+    _check_rotation(rows, name)
+    if abs(r3[0]) + abs(r3[1]) + abs(r3[2]) + abs(r3[3] - 1.0) > POSE_TOL:
+        raise InputError(f"{name}: the last row must be (0, 0, 0, 1), got {r3}")
     return T[:3, :3], T[:3, 3]
 
 
 def exp(xi):
     """exp(hat(xi)) = (exp(w), J_l(w) v) (closed form, series near 0)."""
     xi = _vec(xi, 6, "xi")
-    return make(so3.exp(xi[3:]), so3.left_jacobian(xi[3:]) @ xi[:3])
+    return _pose(so3.exp(xi[3:]), so3.left_jacobian(xi[3:]) @ xi[:3])
 
 
 def log(T):
     """xi = (v, w) with exp(xi) = T, |w| <= pi: w = so3.log(R), v = J_l(w)^-1 p."""
     R, p = _Rp(T)
-    w = so3.log(R)
+    w = _so3_log(R)
     return np.concatenate([so3.left_jacobian_inv(w) @ p, w])
 
 
 def inv(T):
     """T^-1 = (R^T, -R^T p) (Kim eq 4)."""
     R, p = _Rp(T)
-    return make(R.T, -R.T @ p)
+    return _pose(R.T, -R.T @ p)
 
 
 def compose(*Ts):
     """T1 @ T2 @ ... (identity for no argument)."""
     out = np.eye(4)
-    for T in Ts:
-        out = out @ _mat(T, (4, 4), "T")
+    for k, T in enumerate(Ts):
+        _Rp(T, f"T{k + 1}")
+        out = out @ T
     return out
+
+
+def interpolate(T0, T1, s):
+    """T0 exp(s log(T0^-1 T1)): the constant-twist path from T0 (s = 0) to T1 (s = 1)."""
+    s = float(_vec([s], 1, "s")[0])
+    _Rp(T0, "T0")
+    _Rp(T1, "T1")
+    return np.asarray(T0, float) @ exp(s * log(inv(T0) @ T1))
+
+
+# --------------------------------------------------------------------------- group actions
+def act_point(T, x):
+    """T x = R x + p: a point given in frame {b} -> the same point in {a} (T: pose of {b} in
+    {a})."""
+    R, p = _Rp(T)
+    return R @ _vec(x, 3, "x") + p
+
+
+def act_inv_point(T, x):
+    """T^-1 x = R^T (x - p): a point in {a} -> in {b}."""
+    R, p = _Rp(T)
+    return R.T @ (_vec(x, 3, "x") - p)
+
+
+def act_twist(T, xi):
+    """Ad_T xi = (R v + p x R w, R w): a twist in {b} -> in {a}."""
+    R, p = _Rp(T)
+    xi = _vec(xi, 6, "xi")
+    w = R @ xi[3:]
+    return np.concatenate([R @ xi[:3] + so3.cross(p, w), w])
+
+
+def act_inv_twist(T, xi):
+    """Ad_{T^-1} xi = (R^T (v - p x w), R^T w): a twist in {a} -> in {b}."""
+    R, p = _Rp(T)
+    xi = _vec(xi, 6, "xi")
+    return np.concatenate([R.T @ (xi[:3] - so3.cross(p, xi[3:])), R.T @ xi[3:]])
+
+
+def act_wrench(T, F):
+    """Ad_{T^-1}^T F = (R f, R m + p x R f): a wrench in {b} -> in {a} (the same power with
+    act_twist)."""
+    R, p = _Rp(T)
+    F = _vec(F, 6, "F")
+    f = R @ F[:3]
+    return np.concatenate([f, R @ F[3:] + so3.cross(p, f)])
+
+
+def act_inv_wrench(T, F):
+    """Ad_T^T F = (R^T f, R^T (m - p x f)): a wrench in {a} -> in {b}."""
+    R, p = _Rp(T)
+    F = _vec(F, 6, "F")
+    return np.concatenate([R.T @ F[:3], R.T @ (F[3:] - so3.cross(p, F[:3]))])
 
 
 def Ad(T):
@@ -87,6 +171,11 @@ def Ad_inv(T):
 def Ad_star(T):
     """Ad*_T := Ad_T^T (Kim eq 8); wrench transform F_b = Ad*_{T_ab} F_a (Kim eq 13)."""
     return Ad(T).T
+
+
+def Ad_inv_star(T):
+    """Ad_{T^-1}^T, the matrix of act_wrench (Pinocchio's ``SE3.dualAction``)."""
+    return Ad_inv(T).T
 
 
 def ad(xi):
@@ -139,6 +228,34 @@ def dexp_inv(xi, order=None):
         return so3.series(ad(xi), order)
     g2, g2t = so3.inv_coeffs(np.linalg.norm(xi[3:]))
     return _phi_ad(xi, -0.5, g2, 0.0, g2t)
+
+
+# Right and left Jacobians of exp as defined by Sola et al. (2018, §III), on se(3):
+# exp(xi + d) = exp(J_l(xi) d) exp(xi) = exp(xi) exp(J_r(xi) d), J_r(xi) = J_l(-xi).
+def left_jacobian(xi):
+    """J_l(xi) = dexp_xi (right-trivialised): exp(xi + d) ~ exp(J_l d) exp(xi)."""
+    return dexp(xi)
+
+
+def left_jacobian_inv(xi):
+    """J_l(xi)^-1 = dexp_xi^-1 (singular at |w| = 2 pi)."""
+    return dexp_inv(xi)
+
+
+def right_jacobian(xi):
+    """J_r(xi) = dexp_{-xi}: exp(xi + d) ~ exp(xi) exp(J_r d); Pinocchio's ``Jexp6(xi)``."""
+    return dexp(-_vec(xi, 6, "xi"))
+
+
+def right_jacobian_inv(xi):
+    """J_r(xi)^-1 = dexp_{-xi}^-1."""
+    return dexp_inv(-_vec(xi, 6, "xi"))
+
+
+def log_jacobian(T):
+    """d log(T exp(d)) / dd at d = 0 = J_r(log T)^-1 = dexp_{-log T}^-1; Pinocchio's
+    ``Jlog6(T)``."""
+    return dexp_inv(-log(T))
 
 
 # --------------------------------------------------------------------------- inertia
