@@ -261,3 +261,29 @@ def test_gravity_changed_at_run_time_rebuilds_the_step_keeping_the_state():
     a = ldr.forward_dynamics(model, q, v, np.zeros(7))
     np.testing.assert_allclose(rt.sim.v, v + a * rt.dt_ns * 1e-9, rtol=0, atol=1e-12)
     assert not model.gravity.any()
+
+
+def test_a_divergence_says_whether_any_command_came():
+    """The halt names the controller's part: no command ever, or the watchdog's zero (the
+    command at t = 0 expires after command_timeout 0.05 s)."""
+    from test_simulator_core import inverted_pendulum
+    values = {p.name: p.default for p in PARAMS}
+    values.update(rate=1000.0, publish_clock=True, start_mode="immediate",
+                  initial_positions=[0.3], command_timeout=0.05)
+    for commands in (0, 1):
+        log = []
+        rt = SimulationRuntime(SimpleNamespace(**values), wall=Wall(),
+                               log=lambda level, text, key=None: log.append((level, text)))
+        assert rt.set_model(inverted_pendulum(), None) is None
+        rt.tick()
+        if commands:
+            rt.command_array(np.zeros(1))
+        for _ in range(5000):
+            rt.tick()
+            if rt.halted:
+                break
+        assert "fell through its joint limits" in rt.halted
+        assert ("no controller command has been received" in rt.halted) == (commands == 0)
+        assert ("the watchdog has applied zero torque since t = 0.050 s" in rt.halted) == (
+            commands == 1)
+        assert logged(log, "Integration stopped")

@@ -166,7 +166,24 @@ class Simulator:
                 k = int(np.argmax(over))
                 raise SimulationDiverged(t_s, names[k], "moves at %.3g, above the bound %.3g "
                                          "(velocity_bound_factor x URDF velocity limit)"
-                                         % (abs(v[k]), self.velocity_bound[k]))
+                                         % (abs(v[k]), self.velocity_bound[k]),
+                                         self._fall_advice(q, tau))
+
+    def _fall_advice(self, q, tau):
+        """The cause when joints are past their URDF limits with the limits not enforced: a
+        fall through the limits, which a smaller step would not stop. None otherwise."""
+        if self.position_limits is not None:
+            return None
+        lo, hi = self.model.lower_limits, self.model.upper_limits
+        past = (q < lo) | (q > hi)
+        if not past.any():
+            return None
+        names = [n for n, x in zip(self.model.joint_names, past) if x]
+        held = ("no torque was applied" if not np.any(tau) else
+                "the applied torques (largest %.3g N m) did not hold it" % np.max(np.abs(tau)))
+        return ("%s past the URDF position limits, which are not enforced, and %s: the arm "
+                "fell through its joint limits (a smaller step would not help); command "
+                "torques that hold it, or set enforce_position_limits" % (names, held))
 
     def _limit_positions(self, q, v):
         lo, hi = self.position_limits

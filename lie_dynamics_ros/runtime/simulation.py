@@ -393,11 +393,21 @@ class SimulationRuntime:
     def _halt(self, error):
         """Stop integrating until a new model: the last finite configuration, at rest."""
         self.diverged += 1
-        self.halted = str(error)
+        self.halted = str(error) + self._command_history()
         self.log("error", "%s. Integration stopped; publishing the last finite "
-                 "configuration at rest." % error)
+                 "configuration at rest." % self.halted)
         self.sim.v = np.zeros_like(self.sim.v)
         self.sim.tau = np.zeros_like(self.sim.tau)
+
+    def _command_history(self) -> str:
+        """What the controller did before a divergence: the likeliest cause of a fall."""
+        t0 = self.sim.t0_ns
+        if self.last_cmd_ns is None:
+            return " (no controller command has been received)"
+        if self._tripped:
+            return (" (the watchdog has applied zero torque since t = %.3f s: no command for "
+                    "command_timeout)" % ((self.last_cmd_ns - t0) * 1e-9 + self.p.command_timeout))
+        return " (last command at t = %.3f s)" % ((self.last_cmd_ns - t0) * 1e-9)
 
     def _measure_rate(self):
         t0, n0 = self._rate_window
