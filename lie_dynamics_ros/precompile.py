@@ -80,13 +80,18 @@ def cache_dir():
     return os.path.dirname(_index_path(kernel_dispatchers(("lie_dynamics_ros.kernels.dynamics",))[0]))
 
 
+def _state(model):
+    """The neutral configuration clipped to the limits, at rest."""
+    q = np.clip(neutral_configuration(model), model.lower_limits, model.upper_limits) \
+        if model.nq == model.nv else neutral_configuration(model)
+    return q, np.zeros(model.nv)
+
+
 def warm_up(model, integrators=("semi_implicit",)):
     """Call each public dynamics function once on ``model`` (at its neutral configuration
     clipped to its limits), which compiles or loads every kernel they use, and build and take
     one step of each integrator in ``integrators``."""
-    q = np.clip(neutral_configuration(model), model.lower_limits, model.upper_limits) \
-        if model.nq == model.nv else neutral_configuration(model)
-    z = np.zeros(model.nv)
+    q, z = _state(model)
     inverse_dynamics(model, q, z, z)
     forward_dynamics(model, q, z, z)
     mass_matrix(model, q)
@@ -105,12 +110,6 @@ def warm_up_controller(model):
     q = np.clip(np.zeros(model.nq), model.lower_limits, model.upper_limits)
     z = np.zeros(model.nv)
     ctrl.step(0.0, q, z, q, z, z, 1e-3)
-
-
-def _state(model):
-    q = np.clip(neutral_configuration(model), model.lower_limits, model.upper_limits) \
-        if model.nq == model.nv else neutral_configuration(model)
-    return q, np.zeros(model.nv)
 
 
 def warm_up_simulate(model):
