@@ -434,7 +434,12 @@ def test_a_lockstep_simulator_keeps_its_pace_through_a_reference_and_a_disabled_
     ref_pub.publish(cv.make_trajectory(NAMES, [0.0, 2.0], positions=[READY, READY + 0.2]))
     assert ros.spin_until(lambda: node.reference is not None, 10)
     with_reference = steps_in(1.5)
-    assert call(ros, SetBool, "/adaptive_controller/enable", SetBool.Request(data=False)).success
+    # the service is called while the executor spins (a blocking call would pause the
+    # simulator's timer and the controller with it, and the wall clock of the lockstep wait)
+    client = ros.node.create_client(SetBool, "/adaptive_controller/enable")
+    assert ros.spin_until(client.service_is_ready, 10)
+    future = client.call_async(SetBool.Request(data=False))
+    assert ros.spin_until(future.done, 10) and future.result().success
     disabled = steps_in(2.0)
     assert sim.runtime.lockstep_timeouts == 0
     assert with_reference > 0.3 * rate and disabled > 0.3 * rate, (with_reference, disabled)
