@@ -416,8 +416,9 @@ class SimulationRuntime:
         if self.last_cmd_ns is None:
             return " (no controller command has been received)"
         if self._tripped:
+            since = (self.last_cmd_ns - t0) * 1e-9 + self.p.command_timeout
             return (" (the watchdog has applied zero torque since t = %.3f s: no command for "
-                    "command_timeout)" % ((self.last_cmd_ns - t0) * 1e-9 + self.p.command_timeout))
+                    "command_timeout)" % since)
         return " (last command at t = %.3f s)" % ((self.last_cmd_ns - t0) * 1e-9)
 
     def _measure_rate(self):

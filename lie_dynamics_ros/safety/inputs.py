@@ -183,9 +183,9 @@ class LimitMonitor:
                 "%g" % (self.names[k], x, lo, hi, self.margin)
         outwards = v * (1.0 if x > hi else -1.0) > self.MOVING
         if outwards or np.isfinite(before) and abs(x - before) <= self.JUMP + self.margin:
-            return (where + ": it moved there (at %.3g rad/s): the limits are not enforced by "
-                    "the source of joint_states and nothing holds the joint (is a controller "
-                    "commanding it?)" % v)
+            return (where + ": it moved there%s: the limits are not enforced by the source of "
+                    "joint_states and nothing holds the joint (is a controller commanding it?)"
+                    % (" at %.3g rad/s" % v if v else ""))
         as_rad = math.radians(x)
         if lo <= as_rad <= hi:
             return where + ": degrees sent as radians? (%.4g deg = %.4g rad is inside the " \
