@@ -79,6 +79,11 @@ NOT_HERE = {
     "make fuzz": "2x10^5 URDFs; test_urdf_fuzz.py runs 10^4",
     "ros2 ": "needs a sourced ROS 2 Jazzy and a colcon workspace: make launch-test runs every "
              "launch file under ros2 launch",
+    "make launch-tools": "installs the ROS 2 command-line tools into .venv",
+    **{prefix: "sets up a ROS 2 workspace on a Jazzy machine (network, sudo, a sourced ROS "
+               "install); make colcon and make launch-test follow the same route here"
+       for prefix in ("git clone", "cd ", "source ", ". ", "sudo ", "rosdep", "colcon",
+                      "pip ", "pip3 ", "python3 -m pip", "mkdir", "export ")},
     "ldr_adaptive_demo": "the demo of make demo (above)",
     "ldr_identify": "needs a recorded bag: test_identify_cli.py runs it on one",
 }
