@@ -29,6 +29,8 @@ from .algorithms.derivatives import (forward_dynamics_derivatives,
 from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
                                   hybrid_dynamics, inverse_dynamics, mass_matrix)
 from .algorithms.geometry import christoffel_symbols
+from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_energy,
+                                    potential_energy)
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
 from .integrators.simulate import make_stepper, rollout, simulate
 from . import compile_notice
@@ -116,7 +118,16 @@ def warm_up_simulate(model):
     """``ldr.simulate`` (rkmk4, the default) as one compiled run, and ``ldr.rollout``."""
     q, z = _state(model)
     simulate(model, q, z, 2e-3, 1e-3, tau=z)
-    rollout(model, q[None], z[None], 2e-3, 1e-3, tau=z)
+    rollout(model, np.tile(q, (2, 1)), np.zeros((2, model.nv)), 2e-3, 1e-3, tau=z)
+
+
+def warm_up_kinematics(model):
+    """Forward kinematics, a body Jacobian and the energies."""
+    q, z = _state(model)
+    forward_kinematics(model, q)
+    body_jacobian(model, q, model.body_names[-1])
+    kinetic_energy(model, q, z)
+    potential_energy(model, q)
 
 
 def warm_up_derivatives(model):
@@ -140,6 +151,7 @@ def warm_up_batches(model):
 #: (what, function of a model): the groups ``ldr_precompile`` compiles, in order
 GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator steps",
            lambda m: warm_up(m, integrators=("semi_implicit", "rkmk4"))),
+          ("kinematics, Jacobians and energies", warm_up_kinematics),
           ("regressor and adaptive Slotine-Li controller", warm_up_controller),
           ("simulate and rollout", warm_up_simulate),
           ("derivatives", warm_up_derivatives),

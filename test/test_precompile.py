@@ -72,7 +72,22 @@ def test_ldr_precompile_writes_one_line_per_group_with_its_progress(monkeypatch,
 def test_the_groups_cover_the_derivatives_and_simulate():
     """Issue 21: ldr_precompile once skipped them (50 s left to the first calls)."""
     names = " ".join(what for what, _ in precompile.GROUPS)
-    assert "derivatives" in names and "simulate" in names
+    assert "derivatives" in names and "simulate" in names and "kinematics" in names
     model = ldr.load_urdf(DOUBLE_PENDULUM)
     precompile.warm_up_derivatives(model)
     precompile.warm_up_simulate(model)
+    precompile.warm_up_kinematics(model)
+
+
+def test_rollout_compiles_one_variant_for_any_number_of_rows():
+    """A torque shared by the rows once reached the kernel as a broadcast view: one row gave
+    a C-layout array, several an 'A' one, a second compilation (89 s cold) that
+    ldr_precompile's warm-up did not cover."""
+    from lie_dynamics_ros.kernels import integrate as KI
+    model = ldr.load_urdf(DOUBLE_PENDULUM)
+    z = np.zeros(model.nv)
+    for rows in (1, 3):
+        ldr.rollout(model, np.zeros((rows, 2)), np.zeros((rows, 2)), 2e-3, 1e-3, tau=z)
+        if rows == 1:
+            variants = len(KI.rollout_rows.signatures)
+    assert len(KI.rollout_rows.signatures) == variants

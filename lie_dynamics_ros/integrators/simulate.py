@@ -447,8 +447,8 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     ts = t0 + h * np.arange(n + 1)
     ts[-1] = t0 + float(duration)
     kern = _Kernel(model, name, None if per_row else tau, prescribed, a_prescribed)
-    if not per_row:
-        TAU = np.broadcast_to(kern.tau, (N, nv))
+    if not per_row:     # a contiguous copy: one compiled variant for every N (a broadcast
+        TAU = np.ascontiguousarray(np.broadcast_to(kern.tau, (N, nv)))   # view is 'A' layout)
     Q = np.empty((N, n + 1, nq))
     V = np.empty((N, n + 1, nv))
     Q[:, 0], V[:, 0] = Q0, V0
