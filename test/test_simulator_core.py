@@ -106,8 +106,15 @@ def test_a_fall_through_unenforced_limits_is_named_as_such_not_as_a_step_size_pr
             sim.step(np.zeros(1))
     msg = str(err.value)
     assert sim.q[0] > 0.5                               # it did fall through the limit
-    assert "fell through its joint limits" in msg and "no torque was applied" in msg
-    assert "enforce_position_limits" in msg and "reduce dt" not in msg
+    assert "a fall through the joint limits" in msg and "no torque applied" in msg
+    assert "enforce_position_limits" in msg and SimulationDiverged.STEP_ADVICE not in msg
+    # a torque that did not hold it: the step-size advice, and the limits named
+    sim = make(model, [0.3], velocity_bound=[3.0])
+    with pytest.raises(SimulationDiverged) as err:
+        for _ in range(5000):
+            sim.step(np.full(1, 0.5))
+    assert str(err.value).count(SimulationDiverged.STEP_ADVICE) == 1
+    assert "['hinge'] are past their URDF position limits" in str(err.value)
     # within its limits the same speed keeps the step-size advice
     sim = make(inverted_pendulum(-3.0, 3.0), [0.3], velocity_bound=[3.0])
     with pytest.raises(SimulationDiverged, match="reduce dt"):

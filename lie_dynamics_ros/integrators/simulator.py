@@ -170,8 +170,10 @@ class Simulator:
                                          self._fall_advice(q, tau))
 
     def _fall_advice(self, q, tau):
-        """The cause when joints are past their URDF limits with the limits not enforced: a
-        fall through the limits, which a smaller step would not stop. None otherwise."""
+        """What helps when joints are past their URDF limits and the limits are not enforced;
+        None otherwise (the step-size advice). With no torque applied that is a fall through
+        the limits, which a smaller step would not stop; with torques it may be a loop too
+        stiff for the step, so both are said."""
         if self.position_limits is not None:
             return None
         lo, hi = self.model.lower_limits, self.model.upper_limits
@@ -179,11 +181,14 @@ class Simulator:
         if not past.any():
             return None
         names = [n for n, x in zip(self.model.joint_names, past) if x]
-        held = ("no torque was applied" if not np.any(tau) else
-                "the applied torques (largest %.3g N m) did not hold it" % np.max(np.abs(tau)))
-        return ("%s past the URDF position limits, which are not enforced, and %s: the arm "
-                "fell through its joint limits (a smaller step would not help); command "
-                "torques that hold it, or set enforce_position_limits" % (names, held))
+        if np.any(tau):
+            return ("%s; %s are past their URDF position limits, which are not enforced "
+                    "(enforce_position_limits)" % (SimulationDiverged.STEP_ADVICE, names))
+        return ("%s are past their URDF position limits, which are not enforced, with no "
+                "torque applied: a fall through the joint limits, which a smaller step would "
+                "not stop; command torques that hold the arm, or set enforce_position_limits "
+                "(if a controller commanded large torques just before, reduce dt or its "
+                "gains)" % names)
 
     def _limit_positions(self, q, v):
         lo, hi = self.position_limits
