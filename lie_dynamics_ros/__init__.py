@@ -2,6 +2,7 @@
 
 The core imports without ROS. Conventions: docs/conventions.md; API: docs/api.md.
 """
+from . import compile_notice  # noqa: F401  (one log line when a kernel first compiles)
 from .errors import URDFError, SDFError, InputError, SimulationDiverged, GeodesicError
 from .model.loading import load_urdf          # the tree (model.urdf) plus <loop_joint> / loops=
 from .model.sdf import load_sdf

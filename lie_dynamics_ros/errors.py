@@ -28,12 +28,17 @@ class SimulationDiverged(FloatingPointError):
     """A step left the trusted range: a non-finite value, or a joint faster than its bound.
 
     ``t_s`` is the simulation time of the step (s from the start), ``joint`` the first joint
-    at fault and ``reason`` what was seen; the state is left unchanged."""
+    at fault, ``reason`` what was seen and ``advice`` what helps (by default a smaller step;
+    the caller says otherwise when it knows the cause, e.g. a free fall through the joint
+    limits); the state is left unchanged."""
 
-    def __init__(self, t_s, joint, reason):
+    STEP_ADVICE = "reduce dt (raise the rate) or use rkmk4"
+
+    def __init__(self, t_s, joint, reason, advice=None):
         self.t_s, self.joint, self.reason = t_s, joint, reason
-        super().__init__("simulation diverged at t = %.4f s: joint %s %s; reduce dt (raise "
-                         "the rate) or use rkmk4" % (t_s, joint, reason))
+        self.advice = self.STEP_ADVICE if advice is None else advice
+        super().__init__("simulation diverged at t = %.4f s: joint %s %s; %s"
+                         % (t_s, joint, reason, self.advice))
 
 
 class GeodesicError(InputError):

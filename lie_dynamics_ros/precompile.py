@@ -8,9 +8,11 @@ numba caches compiled kernels (``cache=True``). Where the cache goes:
 - else numba's user-wide cache (``~/.cache/numba`` on Linux), which is what a read-only install
   such as ``/opt/ros/jazzy`` gets.
 
-``ldr_precompile`` compiles every kernel that the nodes use, once per installation (about 30 s
-on a slow machine); a node that finds the cache cold says "compiling numba kernels (first run
-only)" and compiles before it subscribes to anything.
+``ldr_precompile`` compiles every kernel that the nodes and the first calls of the library use,
+once per installation (one to two minutes on a slow machine), one group at a time with a line
+per group saying what it compiles and how long it took; a node that finds the cache cold says
+"compiling numba kernels (first run only)" and compiles before it subscribes to anything, and
+the library logs one line the first time it compiles (``compile_notice.py``).
 """
 import argparse
 import importlib
@@ -22,17 +24,26 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from .algorithms.configuration import neutral_configuration
+from .algorithms.derivatives import (forward_dynamics_derivatives,
+                                     hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
 from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
                                   hybrid_dynamics, inverse_dynamics, mass_matrix)
+from .algorithms.geometry import christoffel_symbols
+from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_energy,
+                                    potential_energy)
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
-from .integrators.simulate import make_stepper
+from .integrators.simulate import make_stepper, rollout, simulate
+from . import compile_notice
 from .model.loading import load_urdf
 from .resources import bundled_urdf
 
 #: modules holding cached numba kernels
 KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spatial",
                   "lie_dynamics_ros.kernels.joint_kinematics",
-                  "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.algorithms.regressor",
+                  "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.kernels.integrate",
+                  "lie_dynamics_ros.kernels.derivatives", "lie_dynamics_ros.kernels.batch",
+                  "lie_dynamics_ros.kernels.constraints",
+                  "lie_dynamics_ros.algorithms.regressor",
                   "lie_dynamics_ros.control.controllers")
 
 
@@ -71,13 +82,18 @@ def cache_dir():
     return os.path.dirname(_index_path(kernel_dispatchers(("lie_dynamics_ros.kernels.dynamics",))[0]))
 
 
+def _state(model):
+    """The neutral configuration clipped to the limits, at rest."""
+    q = np.clip(neutral_configuration(model), model.lower_limits, model.upper_limits) \
+        if model.nq == model.nv else neutral_configuration(model)
+    return q, np.zeros(model.nv)
+
+
 def warm_up(model, integrators=("semi_implicit",)):
     """Call each public dynamics function once on ``model`` (at its neutral configuration
     clipped to its limits), which compiles or loads every kernel they use, and build and take
     one step of each integrator in ``integrators``."""
-    q = np.clip(neutral_configuration(model), model.lower_limits, model.upper_limits) \
-        if model.nq == model.nv else neutral_configuration(model)
-    z = np.zeros(model.nv)
+    q, z = _state(model)
     inverse_dynamics(model, q, z, z)
     forward_dynamics(model, q, z, z)
     mass_matrix(model, q)
@@ -98,6 +114,69 @@ def warm_up_controller(model):
     ctrl.step(0.0, q, z, q, z, z, 1e-3)
 
 
+def warm_up_simulate(model):
+    """``ldr.simulate`` (rkmk4, the default) as one compiled run, and ``ldr.rollout``."""
+    q, z = _state(model)
+    simulate(model, q, z, 2e-3, 1e-3, tau=z)
+    rollout(model, np.tile(q, (2, 1)), np.zeros((2, model.nv)), 2e-3, 1e-3, tau=z)
+
+
+def warm_up_kinematics(model):
+    """Forward kinematics, a body Jacobian and the energies."""
+    q, z = _state(model)
+    forward_kinematics(model, q)
+    body_jacobian(model, q, model.body_names[-1])
+    kinetic_energy(model, q, z)
+    potential_energy(model, q)
+
+
+def warm_up_derivatives(model):
+    """The analytic derivatives (Kim 2012, Tables 5-7) and the Christoffel symbols."""
+    q, z = _state(model)
+    inverse_dynamics_derivatives(model, q, z, z)
+    forward_dynamics_derivatives(model, q, z, z)
+    hybrid_dynamics_derivatives(model, q, z, z, z, np.zeros(model.nv, dtype=bool))
+    christoffel_symbols(model, q)
+
+
+def warm_up_batches(model):
+    """The batched calls (N states on all cores)."""
+    q, z = _state(model)
+    Q, Z = np.tile(q, (2, 1)), np.zeros((2, model.nv))
+    inverse_dynamics(model, Q, Z, Z)
+    forward_dynamics(model, Q, Z, Z)
+    mass_matrix(model, Q)
+
+
+#: (what, function of a model): the groups ``ldr_precompile`` compiles, in order
+GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator steps",
+           lambda m: warm_up(m, integrators=("semi_implicit", "rkmk4"))),
+          ("kinematics, Jacobians and energies", warm_up_kinematics),
+          ("regressor and adaptive Slotine-Li controller", warm_up_controller),
+          ("simulate and rollout", warm_up_simulate),
+          ("derivatives", warm_up_derivatives),
+          ("batched calls", warm_up_batches))
+
+
+def run_groups(models, stream, groups=None):
+    """Compile ``groups`` for each (name, model) of ``models``: one line per group on
+    ``stream`` (what, for which robot, [k/n] and the seconds it took), written as the group
+    starts and finished when it ends. ``groups`` defaults to ``GROUPS``."""
+    groups = GROUPS if groups is None else groups
+    n = len(groups) * len(models)
+    k = 0
+    for name, model in models:
+        for what, fn in groups:
+            k += 1
+            stream.write("ldr_precompile: [%d/%d] %s, %s ... " % (k, n, what, name))
+            stream.flush()
+            t = time.monotonic()
+            fn(model)
+            stream.write("%.1f s\n" % (time.monotonic() - t))
+            stream.flush()
+    return k
+
+
 def main(argv=None):
     """Console script ``ldr_precompile``: compile every kernel the nodes use."""
     p = argparse.ArgumentParser(prog="ldr_precompile", description=__doc__.split("\n")[0])
@@ -108,10 +187,10 @@ def main(argv=None):
     cold = cache_is_cold()
     print("ldr_precompile: %s cache in %s" % ("cold" if cold else "warm", cache_dir()),
           file=sys.stderr)
-    for name in opts.urdf:
-        model = load_urdf(name if os.path.isfile(name) else bundled_urdf(name))
-        warm_up(model, integrators=("semi_implicit", "rkmk4"))
-        warm_up_controller(model)
+    models = [(name, load_urdf(name if os.path.isfile(name) else bundled_urdf(name)))
+              for name in opts.urdf]
+    compile_notice.NOTICE.said = True     # the group lines say it here
+    run_groups(models, sys.stderr)
     print("ldr_precompile: kernels ready in %.1f s" % (time.monotonic() - t0), file=sys.stderr)
     return 0
 

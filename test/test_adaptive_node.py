@@ -223,10 +223,9 @@ def test_enable_disable_service_and_parameter_validation(ros):
     res = call(ros, SetBool, "/adaptive_controller/enable", SetBool.Request(data=False))
     assert res.success and not node.enabled
     assert ros.spin_until(lambda: np.all(np.array(loop.torques[-1].effort) == 0.0), 10)
-    n = len(loop.torques)
-    loop.send(q, v)
-    ros.spin_for(0.3)
-    assert len(loop.torques) == n            # disabled: silent
+    # disabled: each state is answered with zero torque, stamped with it (lockstep)
+    out = loop.ask(q, v)
+    assert out is not None and np.all(np.array(out.effort) == 0.0)
     res = call(ros, SetBool, "/adaptive_controller/enable", SetBool.Request(data=True))
     assert res.success and node.enabled
     assert loop.ask(q, v) is not None
@@ -409,3 +408,41 @@ def test_compensate_friction_is_declared_and_acts_at_the_reference_velocity(ros)
         [Parameter("compensate_friction", value=False)]))
     np.testing.assert_allclose(loop.ask(q2, v, names=list(model.joint_names)).effort, rigid,
                                atol=1e-9)
+
+
+def test_a_lockstep_simulator_keeps_its_pace_through_a_reference_and_a_disabled_controller(ros):
+    """Issue 22: disabling the controller once slowed a lockstep simulator to one step per
+    lockstep_timeout (1 s), and the first reference stalled it. The simulator (100 Hz wall
+    timer, no gravity so the unpowered pendulum stays put) and the controller run in the
+    test's executor; the disabled controller answers every state with zero torque. The double
+    pendulum: arm7's light wrist under the built-in gains is too stiff for 10 ms steps."""
+    from lie_dynamics_ros.ros.forward_dynamics_node import ForwardDynamicsNode
+    rate = 100.0
+    q0 = np.array([0.3, -0.2])
+    sim = ros.add(ForwardDynamicsNode(context=ros.context, drive="timer", parameter_overrides=[
+        Parameter(k, value=v) for k, v in dict(
+            urdf_path=DOUBLE_PENDULUM, initial_positions=list(q0), start_mode="immediate",
+            lockstep=True, lockstep_timeout=1.0, rate=rate, gravity=[0.0, 0.0, 0.0]).items()]))
+    node = make_node(ros, urdf_path=DOUBLE_PENDULUM, gravity=[0.0, 0.0, 0.0])
+    ref_pub = ros.node.create_publisher(JointTrajectory, "reference", 10)
+    assert ros.spin_until(lambda: sim.sim.steps >= 20, 20)    # the loop runs
+
+    def steps_in(seconds):
+        n0, t0 = sim.sim.steps, time.monotonic()
+        ros.spin_for(seconds)
+        return (sim.sim.steps - n0) / (time.monotonic() - t0)
+
+    assert ros.spin_until(lambda: ref_pub.get_subscription_count() >= 2, 10)
+    ref_pub.publish(cv.make_trajectory(list(sim.sim.model.joint_names), [0.0, 2.0],
+                                       positions=[q0, q0 + 0.2]))
+    assert ros.spin_until(lambda: node.reference is not None, 10)
+    with_reference = steps_in(1.5)
+    # the service is called while the executor spins (a blocking call would pause the
+    # simulator's timer and the controller with it, and the wall clock of the lockstep wait)
+    client = ros.node.create_client(SetBool, "/adaptive_controller/enable")
+    assert ros.spin_until(client.service_is_ready, 10)
+    future = client.call_async(SetBool.Request(data=False))
+    assert ros.spin_until(future.done, 10) and future.result().success
+    disabled = steps_in(2.0)
+    assert sim.runtime.lockstep_timeouts == 0 and sim.runtime.halted is None
+    assert with_reference > 0.3 * rate and disabled > 0.3 * rate, (with_reference, disabled)

@@ -195,7 +195,7 @@ def test_adaptation_integrates_only_short_steps_and_not_across_a_timeout(pend):
     np.testing.assert_array_equal(rt.setup.controller.theta_hat, before)
 
 
-def test_disabled_it_answers_nothing_and_enabling_starts_over(pend):
+def test_disabled_it_answers_zero_and_enabling_starts_over(pend):
     rt = runtime(pend, params(monitor_decimation=2))
     q, v = np.array([0.3, -0.2]), np.array([0.1, 0.4])
     rt.torques(1_000_000, q, v, 0)
@@ -204,6 +204,7 @@ def test_disabled_it_answers_nothing_and_enabling_starts_over(pend):
     assert message == "disabled: zero torque sent" and (zero == 0.0).all()
     assert rt.set_enabled(False) == ("already disabled", None)
     assert rt.torques(3_000_000, q, v, 0) is None
+    assert rt.disabled_answer().tolist() == [0.0, 0.0]     # what the node answers instead
     assert rt.setup.inputs.accepted[-1] == 3_000_000     # the stamp still moves on
     old_guard = rt.setup.guard
     rt.set_reference(Reference([1.0, 2.0], [True, True]))

@@ -126,3 +126,38 @@ def test_batched_row_error_names_the_row(pendulum):
         ldr.forward_dynamics(pendulum, "not numbers", np.zeros((4, 2)), np.zeros((4, 2)))
     with pytest.raises(ldr.InputError, match=r"batched v must have shape \(4, 2\)"):
         ldr.forward_dynamics(pendulum, np.zeros((4, 2)), np.zeros((3, 2)), np.zeros((4, 2)))
+
+
+SIM_MODEL = ldr.load_urdf("double_pendulum")
+BAD_RUN_ARGUMENTS = [
+    ("tau", np.zeros(3)), ("tau", np.zeros((2, 1))), ("tau", "abc"), ("tau", object()),
+    ("tau", np.array([np.nan, 0.0])), ("q0", np.zeros(3)), ("q0", "ab"), ("v0", None),
+    ("duration", -1.0), ("duration", "x"), ("duration", None), ("duration", [1.0]),
+    ("dt", 0.0), ("dt", "x"), ("dt", float("nan")), ("dt", [1e-3]), ("t0", "x"),
+    ("t0", float("nan")), ("max_steps", 0), ("max_steps", "x"), ("method", "foo"),
+    ("a_prescribed", "x"), ("a_prescribed", np.zeros(3)), ("prescribed", np.zeros(3, bool))]
+
+
+@pytest.mark.parametrize("fn", ["simulate", "rollout"])
+@pytest.mark.parametrize("arg,value", BAD_RUN_ARGUMENTS,
+                         ids=["%s=%r" % (a, v)[:40] for a, v in BAD_RUN_ARGUMENTS])
+def test_simulate_and_rollout_refuse_bad_arguments_with_input_error_naming_them(fn, arg, value):
+    batched = fn == "rollout"
+    args = dict(q0=np.zeros((2, 2)) if batched else np.zeros(2),
+                v0=np.zeros((2, 2)) if batched else np.zeros(2), duration=0.01, dt=1e-3)
+    if arg == "a_prescribed":
+        args["prescribed"] = np.ones(2, bool)
+    args[arg] = value
+    if batched and arg == "q0" and not isinstance(value, str):
+        args[arg] = np.atleast_2d(value)
+    with pytest.raises(ldr.InputError) as err:
+        getattr(ldr, fn)(SIM_MODEL, args.pop("q0"), args.pop("v0"), args.pop("duration"),
+                         **args)
+    assert arg in str(err.value)
+
+
+@pytest.mark.parametrize("arg,value", [("rtol", -1.0), ("rtol", "x"), ("atol", float("nan")),
+                                       ("callback", 3)])
+def test_the_adaptive_and_callback_arguments_too(arg, value):
+    with pytest.raises(ldr.InputError, match=arg):
+        ldr.simulate(SIM_MODEL, np.zeros(2), np.zeros(2), 0.01, method="rkmk45", **{arg: value})

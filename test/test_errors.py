@@ -278,10 +278,14 @@ def test_bytes_that_are_not_utf8_are_a_urdf_error():
         ldr.load_urdf(b"<robot name='\xff'/>")
 
 
-def test_bundled_names_and_xacro_files():
+def test_bundled_names_and_xacro_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                 # bundled names work from any folder
+    assert ldr.load_urdf("loops/four_bar").loops and ldr.load_urdf("loops/delta.urdf").loops
     assert ldr.load_urdf("arm7").nv == 7 and ldr.load_urdf("double_pendulum.urdf").nv == 2
     with pytest.raises(ldr.URDFError, match="bundled robot"):
         ldr.load_urdf("no_such_robot")
+    with pytest.raises(ldr.URDFError, match="bundled robot"):
+        ldr.load_urdf("loops/no_such_mechanism")
     xacro = ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
              '<xacro:macro name="leg"/><link name="base"/></robot>')
     with pytest.raises(ldr.URDFError, match="run xacro first"):

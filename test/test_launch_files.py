@@ -23,6 +23,7 @@ When launch_ros is importable (a sourced ROS 2 install; it is not on PyPI) the l
 import ast
 import glob
 import os
+import re
 import warnings
 
 import pytest
@@ -297,3 +298,23 @@ def test_generate_launch_description_when_launch_ros_is_available():
         entities = ld.entities
         assert any(isinstance(e, Node) for e in entities)
         assert all(isinstance(e, (Node, DeclareLaunchArgument)) for e in entities)
+
+
+def _documented_arguments():
+    """{launch file: {argument}} from docs/ros.md's table of launch files."""
+    text = open(os.path.join(REPO, "docs", "ros.md"), encoding="utf-8").read()
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"\| `([a-z_]+\.launch\.py)` \|[^|]*\| (.*) \|$", line)
+        if m:
+            rows[m.group(1)] = set(re.findall(r"`([a-z_]+)`", m.group(2)))
+    return rows
+
+
+def test_docs_list_every_launch_file_and_every_argument(launch):
+    """docs/ros.md's launch table names each argument the file declares, and no other."""
+    rows = _documented_arguments()
+    name = os.path.basename(launch.path)
+    assert name in rows, "docs/ros.md: no row for %s" % name
+    assert rows[name] == launch.declared(), "%s: documented %s, declared %s" % (
+        name, sorted(rows[name]), sorted(launch.declared()))

@@ -94,3 +94,34 @@ def test_limit_monitor_warns_once_per_joint_naming_it():
     assert mon.check([90.0, -3.0]) == []
     mon.reset()
     assert len(mon.check([90.0, -3.0])) == 2
+
+
+def test_limit_monitor_names_a_joint_that_moved_past_its_limit_not_a_unit_error():
+    """An arm falling through its (unenforced) limits moves there state by state: the warning
+    says the limits are not enforced and nothing holds the joint, not "degrees"."""
+    mon = LimitMonitor(["j1"], [-1.0], [1.0], margin=0.1)
+    for x in np.linspace(0.5, 1.3, 17):               # 0.05 rad per state, a fall
+        notes = mon.check([x])
+        if notes:
+            break
+    assert len(notes) == 1 and "'j1'" in notes[0]
+    assert "not enforced" in notes[0] and "nothing holds" in notes[0]
+    assert "degrees" not in notes[0]
+
+
+def test_limit_monitor_suspects_degrees_only_when_the_value_as_degrees_fits_the_limits():
+    mon = LimitMonitor(["j1", "j2"], [-2.0, -1.0], [2.0, 1.0], margin=0.1)
+    notes = mon.check([60.0, 0.0])                     # 60 deg = 1.047 rad: inside [-2, 2]
+    assert len(notes) == 1 and "degrees sent as radians" in notes[0] and "1.047" in notes[0]
+    mon.check([60.0, 0.2])
+    notes = mon.check([60.0, 115.0])                   # 115 deg = 2.0 rad: outside [-1, 1]
+    assert len(notes) == 1 and "'j2'" in notes[0] and "jumped there from 0.2" in notes[0]
+    assert "degrees" not in notes[0]
+
+
+def test_limit_monitor_a_fast_joint_moving_outwards_moved_there_even_in_one_big_step():
+    mon = LimitMonitor(["j1"], [-2.0], [2.0], margin=0.1)
+    mon.check([1.0], [5.0])
+    notes = mon.check([3.0], [40.0])            # 2 rad in one state: fast, outwards
+    assert len(notes) == 1 and "moved there at 40 rad/s" in notes[0]
+    assert "degrees" not in notes[0]

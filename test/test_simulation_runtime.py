@@ -284,3 +284,64 @@ def test_without_publish_clock_the_first_state_waits_for_the_node_clock():
     rt = SimulationRuntime(SimpleNamespace(**values), wall=Wall(), clock_ns=lambda: 5_000)
     assert rt.set_model(ldr.load_urdf(ARM7), "urdf_path") is None
     assert rt.tick().t_ns == 5_000
+
+
+def test_a_divergence_says_whether_any_command_came():
+    """The halt names the controller's part: no command ever, or the watchdog's zero (the
+    command at t = 0 expires after command_timeout 0.05 s)."""
+    from test_simulator_core import inverted_pendulum
+    values = {p.name: p.default for p in PARAMS}
+    values.update(rate=1000.0, publish_clock=True, start_mode="immediate",
+                  initial_positions=[0.3], command_timeout=0.05)
+    for commands in (0, 1):
+        log = []
+        rt = SimulationRuntime(SimpleNamespace(**values), wall=Wall(),
+                               log=lambda level, text, key=None: log.append((level, text)))
+        assert rt.set_model(inverted_pendulum(), None) is None
+        rt.tick()
+        if commands:
+            rt.command_array(np.zeros(1))
+        for _ in range(5000):
+            rt.tick()
+            if rt.halted:
+                break
+        assert "a fall through the joint limits" in rt.halted
+        assert ("no controller command has been received" in rt.halted) == (commands == 0)
+        assert ("the watchdog has applied zero torque since t = 0.050 s" in rt.halted) == (
+            commands == 1)
+        assert logged(log, "Integration stopped")
+
+
+def test_lockstep_waits_once_for_a_silent_controller_then_keeps_its_pace():
+    """A controller that stops answering (disabled, stopped) costs one lockstep_timeout, said
+    once; the next command brings the wait for each answer back."""
+    rt, wall, log = make(initial_positions=READY, start_mode="immediate", lockstep=True,
+                         lockstep_timeout=1.0)
+    t0 = rt.tick().t_ns
+    assert rt.tick() is None                                   # owed to the answer
+    assert rt.joint_torques(np.zeros(7), t0) is not None      # answered: one step
+    assert rt.tick() is None                                   # waits for the next answer
+    wall.t += 1.01
+    assert rt.tick() is not None and rt.lockstep_timeouts == 1
+    for _ in range(50):                                        # no wall time passes
+        assert rt.tick() is not None
+    assert rt.sim.steps == 52 and rt.lockstep_timeouts == 1
+    assert len(logged(log, "until a command arrives again")) == 1
+    rt.joint_torques(np.zeros(7), rt.sim.t_ns - rt.dt_ns)      # a late answer: it is back
+    assert logged(log, "commands arrive again")
+    assert rt.tick() is None and rt.lockstep_waits == 3        # waits again
+
+
+def test_an_exact_answer_counts_after_a_command_stamped_later():
+    """A controller's own zero (on disabling, a fallback) carries its clock's now, later than
+    the simulator's time: the answers that follow carry the states' stamps and must not be
+    dropped as going backwards, or every step would wait for lockstep_timeout."""
+    rt, _, log = make(initial_positions=READY, start_mode="immediate", lockstep=True,
+                      lockstep_timeout=1.0)
+    t0 = rt.tick().t_ns
+    assert rt.tick() is None
+    state = rt.joint_torques(np.zeros(7), t0 + 10**12)   # "now" far ahead: taken, one step
+    assert state is not None and rt.tick() is None
+    assert rt.joint_torques(np.zeros(7), state.t_ns) is not None    # the exact answer
+    assert rt.joint_torques(np.zeros(7), state.t_ns - 1) is None      # older: still dropped
+    assert logged(log, "stamp goes backwards")

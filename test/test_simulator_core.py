@@ -85,3 +85,38 @@ def test_an_external_wrench_on_a_link_is_the_torque_jt_f():
         sim.set_external_wrench("no_such_link", w)
     with pytest.raises(ldr.InputError):
         sim.set_external_wrench("panda_link7", [np.nan] * 6)
+
+
+def inverted_pendulum(lower=-0.5, upper=0.5, velocity=0.03):
+    """A 1 m inverted pendulum (1 kg) whose joint limits keep it near the top; without
+    torque it falls through them."""
+    b = ldr.ModelBuilder("inverted")
+    b.add_link("base")
+    b.add_link("bob", mass=1.0, com=(0, 0, 1.0), inertia=np.eye(3) * 1e-3)
+    b.add_joint("hinge", ldr.Revolute((0, 1, 0)), "base", "bob", lower=lower, upper=upper,
+                effort=100.0, velocity=velocity)
+    return b.build()
+
+
+def test_a_fall_through_unenforced_limits_is_named_as_such_not_as_a_step_size_problem():
+    model = inverted_pendulum()
+    sim = make(model, [0.3], velocity_bound=[3.0])
+    with pytest.raises(SimulationDiverged) as err:
+        for _ in range(5000):
+            sim.step(np.zeros(1))
+    msg = str(err.value)
+    assert sim.q[0] > 0.5                               # it did fall through the limit
+    assert "a fall through the joint limits" in msg and "no torque applied" in msg
+    assert "enforce_position_limits" in msg and SimulationDiverged.STEP_ADVICE not in msg
+    # a torque that did not hold it: the step-size advice, and the limits named
+    sim = make(model, [0.3], velocity_bound=[3.0])
+    with pytest.raises(SimulationDiverged) as err:
+        for _ in range(5000):
+            sim.step(np.full(1, 0.5))
+    assert str(err.value).count(SimulationDiverged.STEP_ADVICE) == 1
+    assert "['hinge'] are past their URDF position limits" in str(err.value)
+    # within its limits the same speed keeps the step-size advice
+    sim = make(inverted_pendulum(-3.0, 3.0), [0.3], velocity_bound=[3.0])
+    with pytest.raises(SimulationDiverged, match="reduce dt"):
+        for _ in range(5000):
+            sim.step(np.zeros(1))

@@ -44,6 +44,7 @@ from ..errors import InputError, SimulationDiverged
 from ..kernels import integrate as KI
 from ..lie import so3
 from .adaptive import solve_adaptive
+from .arguments import check_run
 from .constrained import simulate_constrained
 from .passive import has_passive, passive_torques
 from .multibody import (ALIASES, SIMULATE_ADAPTIVE_METHODS, SIMULATE_METHODS, MultibodySpace,
@@ -152,6 +153,8 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     SimulationResult with ``t (k,)``, ``q (k, nq)``, ``v (k, nv)``, ``nfev``, ``nreject`` and
     ``compiled`` (which path ran, see the module docstring).
     """
+    q0, v0, duration, dt, t0, max_steps, tau, a_prescribed = check_run(
+        q0, v0, duration, dt, t0, max_steps, tau, a_prescribed, callback, rtol, atol)
     passive = joint_friction and has_passive(model)
     if passive and (getattr(model, "nc", 0) or name_of(method) in SIMULATE_ADAPTIVE_METHODS):
         raise InputError("joint damping and friction are applied by the fixed-step methods on "
@@ -402,6 +405,8 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     friction (``joint_friction``, as in ``simulate``) run the rows one by one in Python.
     A row that fails raises ``InputError`` naming the row; no partial result is returned.
     """
+    q0, v0, duration, dt, t0, max_steps, tau, a_prescribed = check_run(
+        q0, v0, duration, dt, t0, max_steps, tau, a_prescribed)
     nq, nv = model.nq, model.nv
     Q0 = np.ascontiguousarray(q0, dtype=np.float64)
     V0 = np.ascontiguousarray(v0, dtype=np.float64)
@@ -442,8 +447,8 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     ts = t0 + h * np.arange(n + 1)
     ts[-1] = t0 + float(duration)
     kern = _Kernel(model, name, None if per_row else tau, prescribed, a_prescribed)
-    if not per_row:
-        TAU = np.broadcast_to(kern.tau, (N, nv))
+    if not per_row:     # a contiguous copy: one compiled variant for every N (a broadcast
+        TAU = np.ascontiguousarray(np.broadcast_to(kern.tau, (N, nv)))   # view is 'A' layout)
     Q = np.empty((N, n + 1, nq))
     V = np.empty((N, n + 1, nv))
     Q[:, 0], V[:, 0] = Q0, V0

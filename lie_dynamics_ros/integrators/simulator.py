@@ -166,7 +166,29 @@ class Simulator:
                 k = int(np.argmax(over))
                 raise SimulationDiverged(t_s, names[k], "moves at %.3g, above the bound %.3g "
                                          "(velocity_bound_factor x URDF velocity limit)"
-                                         % (abs(v[k]), self.velocity_bound[k]))
+                                         % (abs(v[k]), self.velocity_bound[k]),
+                                         self._fall_advice(q, tau))
+
+    def _fall_advice(self, q, tau):
+        """What helps when joints are past their URDF limits and the limits are not enforced;
+        None otherwise (the step-size advice). With no torque applied that is a fall through
+        the limits, which a smaller step would not stop; with torques it may be a loop too
+        stiff for the step, so both are said."""
+        if self.position_limits is not None:
+            return None
+        lo, hi = self.model.lower_limits, self.model.upper_limits
+        past = (q < lo) | (q > hi)
+        if not past.any():
+            return None
+        names = [n for n, x in zip(self.model.joint_names, past) if x]
+        if np.any(tau):
+            return ("%s; %s are past their URDF position limits, which are not enforced "
+                    "(enforce_position_limits)" % (SimulationDiverged.STEP_ADVICE, names))
+        return ("%s are past their URDF position limits, which are not enforced, with no "
+                "torque applied: a fall through the joint limits, which a smaller step would "
+                "not stop; command torques that hold the arm, or set enforce_position_limits "
+                "(if a controller commanded large torques just before, reduce dt or its "
+                "gains)" % names)
 
     def _limit_positions(self, q, v):
         lo, hi = self.position_limits

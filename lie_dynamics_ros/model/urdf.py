@@ -82,15 +82,17 @@ def _read_text(source):
 
 
 def _bundled(name):
-    """The path of a robot bundled with the package ("arm7", "double_pendulum.urdf"), the names
-    the nodes accept; else the URDFError for a missing file."""
-    if os.sep not in name and name.strip():
+    """The path of a robot bundled with the package ("arm7", "double_pendulum.urdf", the
+    mechanisms "loops/four_bar"...), the names the nodes accept, so examples run from any
+    folder; else the URDFError for a missing file."""
+    if name.strip() and not os.path.isabs(name) and ".." not in name.split("/"):
         try:
             return bundled_urdf(name)
         except FileNotFoundError:
             pass
     raise URDFError(f"{name!r} is neither URDF XML, an existing file nor a bundled robot "
-                    "(arm7, double_pendulum, planar_2r)")
+                    "(arm7, double_pendulum, planar_2r, loops/four_bar, loops/five_bar, "
+                    "loops/slider_crank, loops/parallelogram, loops/delta)")
 
 
 def _parse(text):

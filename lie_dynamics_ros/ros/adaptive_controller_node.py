@@ -11,7 +11,7 @@ Topics
   pub  ~/parameter_estimates        std_msgs/Float64MultiArray, theta_hat (10 per adapted body)
   pub  ~/tracking_error             std_msgs/Float64MultiArray, 3 x n: e, e_dot, s
 Services
-  ~/enable (std_srvs/SetBool)       true: run; false: send zero torque once, then stay silent
+  ~/enable (std_srvs/SetBool)       true: run; false: answer every state with zero torque
   ~/reset_parameters (std_srvs/Trigger)   theta_hat <- initial estimate
 
 Every command passes the torque guard (docs/safety.md).
@@ -120,8 +120,8 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
     # -- services ------------------------------------------------------------------------------
     def _srv_enable(self, request, response):
         response.message, zero = self.runtime.set_enabled(bool(request.data))
-        if zero is not None:
-            self._send(zero, None)
+        if zero is not None:      # stamped as the last answered state: the answers that
+            self._send(zero, self.rt.inputs.stamps.last_ns)   # follow are not older
         self.get_logger().info("controller " + response.message)
         response.success = True
         return response
@@ -161,7 +161,9 @@ class AdaptiveControllerNode(GuardedCommands, ThrottledWarnings, Node):
             tau = self.runtime.torques(stamp, q, v, now)
         except ValueError as e:
             return self._drop("joint_states", "controller refused the state: %s" % e)
-        if tau is None or self._guard_command(rt, tau, stamp, q, now) is None:
+        if tau is None:                  # disabled: zero, still answering (lockstep)
+            return self._send(self.runtime.disabled_answer(), stamp)
+        if self._guard_command(rt, tau, stamp, q, now) is None:
             return
         if self.runtime.commanded(stamp, now):
             self._publish_monitors()

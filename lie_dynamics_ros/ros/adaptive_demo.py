@@ -19,11 +19,14 @@ are the console scripts' classes, created in-process with their parameters (and 
 parameter services, which only slow the executor down); the executor is rclpy's
 EventsExecutor (``--executor single`` for the SingleThreadedExecutor, about 2x slower).
 
-Printed: the tracking RMS of both loops for each second of simulated time. Written:
-``out/adaptive_demo.png`` (tracking error, parameter estimates against the true payload, the
-Lyapunov function V = 1/2 s^T M s + 1/2 theta_tilde^T Gamma^-1 theta_tilde) and
-``out/adaptive_demo.npz`` (the time series). matplotlib is optional: without it the demo
-says so and writes only the data.
+Printed: the tracking RMS of both loops for each second of simulated time, then a labelled
+summary (``summary_lines``: the payload estimates against the truth, the RMS ratios, V, the
+pace and what any lockstep timeout means). Written: ``out/adaptive_demo.png`` (``figure``:
+reference against actual for the joint the payload disturbs most, the error of every joint
+with and without adaptation, the payload's mass [kg] and first moment [kg m] against the
+truth on separate axes, the Lyapunov function V = 1/2 s^T M s + 1/2 theta_tilde^T Gamma^-1
+theta_tilde) and ``out/adaptive_demo.npz`` (the time series). matplotlib is optional: without
+it the demo says so and writes only the data.
 """
 import argparse
 import io
@@ -213,7 +216,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
             c.reset()
         steps = int(round(duration * rate))
         every = max(1, int(round(rate / 100)))          # 100 Hz samples for the figure
-        rec = {ns: dict(t=[], e=[], V=[], theta=[], tau=[]) for ns in loops}
+        rec = {ns: dict(t=[], e=[], q=[], q_d=[], V=[], theta=[], tau=[]) for ns in loops}
         sq_err = {ns: 0.0 for ns in loops}
         count = 0
         misses = 0
@@ -240,6 +243,8 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
                     r = rec[ns]
                     r["t"].append(t)
                     r["e"].append(e)
+                    r["q"].append(sim.q.copy())
+                    r["q_d"].append(q_d)
                     r["theta"].append(ctrl.theta_hat)
                     r["tau"].append(sim.tau.copy())
                     r["V"].append(ctrl.lyapunov(sim.q, sim.v, q_d, v_d, theta_true))
@@ -256,7 +261,7 @@ def run(duration=10.0, rate=1000.0, out_dir="out", plot=True, executor="events",
         first = next(iter(loops))
         ctrl_a = loops[first]["ctrl"].controller
         summary = dict(
-            duration=duration, rate=rate, steps=steps, lockstep_misses=misses,
+            duration=duration, rate=rate, steps=steps, lockstep_misses=misses, names=names,
             executor=type(ex).__name__,
             wall_loop=wall_loop, realtime_factor=duration / wall_loop, loops=list(loops),
             rms_per_second=np.array(rms_rows).reshape(-1, len(loops)),
@@ -311,43 +316,120 @@ def have_matplotlib():
     return True
 
 
-def plot_summary(s, path):
+def disturbed_joint(s):
+    """Index of the joint whose error without adaptation has the largest mean: the sag under
+    the missing payload's weight, a steady offset that the reference-against-actual panel
+    shows at any scale (an oscillating error of a fast joint hides in its range)."""
+    return int(np.argmax(np.abs(np.mean(s["fixed_e"], axis=0))))
+
+
+def figure(s):
+    """The demo's matplotlib figure of the summary ``s`` of ``run`` (both loops)."""
     import matplotlib          # optional at run time (have_matplotlib)
     matplotlib.use("Agg")      # before pyplot: no display needed
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(4, 1, figsize=(10, 13))
-    for ns, style in (("adaptive", "-"), ("fixed", "--")):
-        t, e = s["%s_t" % ns], s["%s_e" % ns]
-        ax[0].plot(t, np.linalg.norm(e, axis=1), style,
-                   label="%s: |e| (RMS last s %.2g rad)" % (
-                       "adaptive" if ns == "adaptive" else "no adaptation",
-                       s["rms_per_second"][-1, 0 if ns == "adaptive" else 1]))
-    ax[0].set_yscale("log")
-    ax[0].set_ylabel("joint tracking error |q - q_d| [rad]")
-    ax[0].legend()
-    ax[0].set_title("arm7 + %.1f kg payload, controller model without it" % PAYLOAD_MASS)
+    fig, ax = plt.subplots(4, 2, figsize=(13, 13))
+    names = list(s["names"])
     t = s["adaptive_t"]
-    for j in range(7):
-        ax[1].plot(t, s["adaptive_e"][:, j], lw=0.8, label="joint %d" % (j + 1))
-    ax[1].set_ylabel("adaptive: e per joint [rad]")
-    ax[1].legend(ncol=7, fontsize=7)
+    j = disturbed_joint(s)
+    a = ax[0, 0]
+    a.plot(t, s["adaptive_q_d"][:, j], "k:", lw=1.5, label="reference q_d")
+    a.plot(t, s["adaptive_q"][:, j], "-", label="actual q, adaptive")
+    a.plot(t, s["fixed_q"][:, j], "--", label="actual q, no adaptation")
+    a.set_ylabel("%s position [rad]" % names[j])
+    a.set_title("reference against actual, %s" % names[j])
+    a.legend(fontsize=8)
+    a = ax[0, 1]
+    for ns, style, label in (("adaptive", "-", "adaptive"), ("fixed", "--", "no adaptation")):
+        col = 0 if ns == "adaptive" else 1
+        a.plot(t, np.linalg.norm(s["%s_e" % ns], axis=1), style, label="%s (RMS last second "
+               "%.2g rad)" % (label, s["rms_per_second"][-1, col]))
+    a.set_yscale("log")
+    a.set_ylabel("tracking error norm |q - q_d| [rad]")
+    a.set_title("arm7 + %.1f kg payload, controller model without it" % PAYLOAD_MASS)
+    a.legend(fontsize=8)
+    lim = max(np.abs(s["adaptive_e"]).max(), np.abs(s["fixed_e"]).max())
+    for col, ns, label in ((0, "adaptive", "adaptive"), (1, "fixed", "no adaptation")):
+        a = ax[1, col]
+        for k, name in enumerate(names):
+            a.plot(t, s["%s_e" % ns][:, k], lw=0.8, label=name)
+        a.set_ylim(-1.05 * lim, 1.05 * lim)
+        a.set_ylabel("error q - q_d per joint [rad]")
+        a.set_title("%s: error of each joint" % label)
+        a.legend(ncol=4, fontsize=7)
     th = s["adaptive_theta"] - s["theta_nominal"]
     true = s["theta_true"] - s["theta_nominal"]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k in range(4):
-        c = colors[k % len(colors)]
-        ax[2].plot(t, th[:, k], color=c, label="%s estimate" % PARAMETER_NAMES[k])
-        ax[2].axhline(true[k], color=c, ls=":", lw=1)
-    ax[2].set_ylabel("payload estimate (theta_hat - nominal)\n[kg, kg m]; dotted: true")
-    ax[2].legend(ncol=4, fontsize=8)
-    ax[3].semilogy(t, s["adaptive_V"], label="adaptive")
-    ax[3].set_ylabel("V = 1/2 s^T M s + 1/2 th~^T G^-1 th~")
-    ax[3].set_xlabel("simulated time [s]")
-    ax[3].legend()
+    a = ax[2, 0]
+    a.plot(t, th[:, 0], color=colors[0], label="estimate")
+    a.axhline(true[0], color=colors[0], ls=":", label="true %.2f kg" % true[0])
+    a.set_ylabel("payload mass [kg]")
+    a.set_title("payload mass (estimate - nominal model)")
+    a.legend(fontsize=8)
+    a = ax[2, 1]
+    for k, axis in enumerate("xyz"):
+        c = colors[(k + 1) % len(colors)]
+        a.plot(t, th[:, 1 + k], color=c, label="m c_%s estimate" % axis)
+        a.axhline(true[1 + k], color=c, ls=":", lw=1)
+    a.set_ylabel("payload first moment m c [kg m]")
+    a.set_title("first moment in the %s frame (dotted: true)" % s["adapted_body"])
+    a.legend(ncol=3, fontsize=8)
+    gs = ax[3, 0].get_gridspec()
+    ax[3, 0].remove()
+    ax[3, 1].remove()
+    a = fig.add_subplot(gs[3, :])
+    a.semilogy(t, s["adaptive_V"], label="adaptive")
+    a.set_ylabel("Lyapunov function V\n(1/2 s'M s + 1/2 th~' G^-1 th~)")
+    a.set_title("Lyapunov function of the adaptive loop (Slotine & Li 1987: it never increases)")
+    for row in ax[:3]:
+        for a_ in row:
+            a_.set_xlabel("simulated time [s]")
+    a.set_xlabel("simulated time [s]")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    return fig
+
+
+def plot_summary(s, path):
+    """``figure(s)`` written to ``path`` (PNG); returns ``path``."""
+    fig = figure(s)
+    import matplotlib.pyplot as plt     # after figure() chose the Agg backend
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return path
+
+
+def summary_lines(s):
+    """The labelled console summary of ``run``'s result ``s`` (both loops)."""
+    th, tr, nom = s["theta_hat"], s["theta_true"], s["theta_nominal"]
+    m_hat, m_true = th[0] - nom[0], tr[0] - nom[0]
+    rows = s["rms_per_second"]
+    lines = [
+        "payload mass: estimated %.3f kg, true %.3f kg" % (m_hat, m_true),
+        "payload centre of mass in the %s frame: estimated %s m, true %s m" % (
+            s["adapted_body"],
+            np.array2string((th[1:4] - nom[1:4]) / max(m_hat, 1e-9), precision=3),
+            np.array2string((tr[1:4] - nom[1:4]) / m_true, precision=3)),
+        "tracking RMS, first second -> last second: adaptive %.4f -> %.4f rad (x%.3f), "
+        "no adaptation %.4f -> %.4f rad (x%.3f)" % (
+            rows[0, 0], rows[-1, 0], s["ratio_adaptive"], rows[0, 1], rows[-1, 1],
+            s["ratio_fixed"]),
+        "Lyapunov function V (adaptive): %.4g at the start -> %.4g at the end; largest "
+        "change between 10 ms samples %+.2g (V must never increase)" % (
+            s["adaptive_V"][0], s["adaptive_V"][-1], s["V_max_increase"]),
+        "pace: %d steps x 2 loops in %.1f s of wall time (%.2fx real time); total %.1f s" % (
+            s["steps"], s["wall_loop"], s["realtime_factor"], s["wall_total"])]
+    misses = s["lockstep_misses"]
+    if misses:
+        lines.append(
+            "lockstep timeouts: %d of %d steps went ahead without the controller's answer "
+            "(after waiting 2 s, 10 s for the first): the machine was too busy to deliver it "
+            "over DDS in time, and those steps reused the previous command, so the RMS "
+            "above includes them" % (misses, s["steps"] + 1))
+    else:
+        lines.append("lockstep timeouts: none (every step waited for and got its command)")
+    if s.get("figure"):
+        lines.append("figure: %s" % s["figure"])
+    return lines
 
 
 def main(argv=None):
@@ -360,21 +442,7 @@ def main(argv=None):
     p.add_argument("--executor", choices=("events", "single"), default="events")
     opts = p.parse_args(argv)
     s = run(opts.duration, opts.rate, opts.out, not opts.no_plot, opts.executor)
-    th, tr, nom = s["theta_hat"], s["theta_true"], s["theta_nominal"]
-    print("payload mass: estimated %.3f kg, true %.3f kg; its COM in the %s frame: "
-          "estimated %s m, true %s m" % (
-        th[0] - nom[0], tr[0] - nom[0], s["adapted_body"],
-        np.array2string((th[1:4] - nom[1:4]) / max(th[0] - nom[0], 1e-9), precision=3),
-        np.array2string((tr[1:4] - nom[1:4]) / (tr[0] - nom[0]), precision=3)))
-    print("tracking RMS last second / first second: adaptive %.3f, no adaptation %.3f"
-          % (s["ratio_adaptive"], s["ratio_fixed"]))
-    print("Lyapunov V: %.4g -> %.4g, largest increase between samples %.2g" % (
-        s["adaptive_V"][0], s["adaptive_V"][-1], s["V_max_increase"]))
-    print("%d steps x 2 loops in %.1f s wall (%.2fx real time), %d lockstep timeouts; "
-          "total %.1f s" % (s["steps"], s["wall_loop"], s["realtime_factor"],
-                           s["lockstep_misses"], s["wall_total"]))
-    if s.get("figure"):
-        print("figure: %s" % s["figure"])
+    print("\n".join(summary_lines(s)))
     return 0
 
 

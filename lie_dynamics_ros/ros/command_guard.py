@@ -110,7 +110,7 @@ class StatePipeline:
             notes.append("joint_states carry no velocity for %s: %s" % (names, (
                 "estimated from successive positions (first-order filter, cut-off %g Hz)"
                 % self.estimator.cutoff_hz) if self.estimate else "read as zero"))
-        notes += self.limits.check(q)
+        notes += self.limits.check(q, v)
         return (js.stamp_ns, q, v), notes, None
 
     def accept(self, stamp_ns):

@@ -90,10 +90,12 @@ def warm_up(node, fn):
     """Run ``fn()`` (a first call of the kernels a node uses) before the node subscribes,
     saying so when the compile cache is cold; returns the seconds it took."""
     import time
+    from lie_dynamics_ros.compile_notice import NOTICE
     from lie_dynamics_ros.precompile import cache_is_cold
     cold = cache_is_cold()
     if cold:
         node.get_logger().info("compiling numba kernels (first run only)")
+        NOTICE.said = True         # the node's log says it: not the library's line too
     t = time.monotonic()
     fn()
     dt = time.monotonic() - t

@@ -131,8 +131,8 @@ class AdaptiveRuntime:
     without a reference, the reference, and the clock of the adaptation.
 
     ``prepare`` builds a setup and ``install`` makes it current; per state ``torques`` gives
-    the torques (None while disabled) and, once the guard has published them, ``commanded``
-    says whether the monitors are due.
+    the torques (None while disabled: the node answers with ``disabled_answer``) and, once
+    the guard has published them, ``commanded`` says whether the monitors are due.
     """
 
     def __init__(self, p):
@@ -240,6 +240,12 @@ class AdaptiveRuntime:
             return tau
         v_r = v - s.controller.state.s
         return tau + friction_feedforward(s.model, v_r, self.friction_epsilon)
+
+    def disabled_answer(self):
+        """The answer to each state while disabled: zero torque (as the zero sent on
+        disabling, so nothing changes for the motors). Answering every state keeps a simulator
+        in lockstep at its pace instead of stepping on its timeout."""
+        return np.zeros(self.setup.model.nv)
 
     def commanded(self, stamp_ns, now_ns):
         """The torques of ``torques`` went out: the adaptation's clock moves on. True when

@@ -10,7 +10,10 @@ message and publishing, without ROS.
   command or ``start_timeout`` wall seconds; ``immediate`` integrates from the first tick.
 - **Lockstep.** A tick steps only once a command answered the last published state
   (a ``joint_torques`` stamped with it, or any array when no stamped commands come), or
-  ``lockstep_timeout`` wall seconds passed; the answer takes the step the tick owed.
+  ``lockstep_timeout`` wall seconds passed; the answer takes the step the tick owed. After a
+  timeout the simulator stops waiting (said once) and steps with the last command until a
+  command arrives again: a controller that stops answering (disabled, stopped, restarting)
+  costs one timeout, not one per step.
 - **Commands.** Held until the watchdog (``command_timeout`` of simulation time) applies zero;
   clamped to the URDF effort limits. Both are ``safety.TorqueGuard`` with the zero fallback.
 - **Joint damping and friction** of the model (URDF ``<dynamics>``) act on the joints
@@ -101,6 +104,7 @@ class SimulationRuntime:
         self._tripped = False            # the watchdog applies zero (logged once per trip)
         self._answered = False           # lockstep: a command answered the last state
         self._owed = False               # lockstep: a tick waits for that answer
+        self._unanswered = False         # lockstep: timed out, not waiting until a command
         self._published_ns = None
         self._published_wall = 0.0
         self._t_wall_start = self._rate_window = None
@@ -262,7 +266,9 @@ class SimulationRuntime:
         if self.sim is None or reason:
             return self.drop(topic, reason or NO_MODEL)
         reason = self.cmd_stamps.check(stamp_ns)
-        if reason:
+        if reason and stamp_ns != self._published_ns:
+            # an exact answer to the last state counts even after a command stamped later
+            # (a controller's own zero or fallback, stamped with its clock's now)
             return self.drop(topic, reason)
         free = self.sim.free
         if not self._accept(topic, free, np.asarray(effort, dtype=float)[free]):
@@ -291,6 +297,9 @@ class SimulationRuntime:
         if self._tripped:
             self._tripped = False
             self.log("info", "commands resumed")
+        if self._unanswered:
+            self._unanswered = False
+            self.log("info", "lockstep: commands arrive again; each step waits for its answer")
         return True
 
     def _answer(self) -> Optional[State]:
@@ -338,7 +347,7 @@ class SimulationRuntime:
         if self._started and not self.integrating:
             self._maybe_start()
         running = self._started and self.integrating and self.halted is None
-        if (running and self.p.lockstep and not self._answered
+        if (running and self.p.lockstep and not self._answered and not self._unanswered
                 and not self._lockstep_expired()):
             self.lockstep_waits += 1
             self._owed = True
@@ -390,8 +399,10 @@ class SimulationRuntime:
         if timeout <= 0 or self.wall() - self._published_wall < timeout:
             return False
         self.lockstep_timeouts += 1
+        self._unanswered = True
         self.log("warning", "lockstep: no command answered the state of t = %.3f s within "
-                 "%.1f s; stepping with the last command"
+                 "%.1f s; stepping with the last command, without waiting, until a command "
+                 "arrives again (is the controller running and enabled?)"
                  % ((self._published_ns - self.sim.t0_ns) * 1e-9, timeout), key="lockstep")
         return True
 
@@ -411,11 +422,22 @@ class SimulationRuntime:
     def _halt(self, error):
         """Stop integrating until a new model: the last finite configuration, at rest."""
         self.diverged += 1
-        self.halted = str(error)
+        self.halted = str(error) + self._command_history()
         self.log("error", "%s. Integration stopped; publishing the last finite "
-                 "configuration at rest." % error)
+                 "configuration at rest." % self.halted)
         self.sim.v = np.zeros_like(self.sim.v)
         self.sim.tau = np.zeros_like(self.sim.tau)
+
+    def _command_history(self) -> str:
+        """What the controller did before a divergence: the likeliest cause of a fall."""
+        t0 = self.sim.t0_ns
+        if self.last_cmd_ns is None:
+            return " (no controller command has been received)"
+        if self._tripped:
+            since = (self.last_cmd_ns - t0) * 1e-9 + self.p.command_timeout
+            return (" (the watchdog has applied zero torque since t = %.3f s: no command for "
+                    "command_timeout)" % since)
+        return " (last command at t = %.3f s)" % ((self.last_cmd_ns - t0) * 1e-9)
 
     def _measure_rate(self):
         t0, n0 = self._rate_window

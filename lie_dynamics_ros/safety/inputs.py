@@ -135,11 +135,25 @@ class JointStateMerger:
 
 
 class LimitMonitor:
-    """Positions outside [lower - margin, upper + margin]: one warning per joint.
+    """Positions outside [lower - margin, upper + margin]: one warning per joint, naming the
+    likely cause.
 
-    Catches degrees sent as radians, which give plausible but wrong torques. ``check(q)``
-    returns the warnings not given before (a joint warns again only after ``reset``).
+    - A joint that left its range in one jump (or was out of it from the first state) and
+      whose value read as degrees lies inside the limits: degrees sent as radians, which give
+      plausible but wrong torques.
+    - A joint that moved out continuously (a small change since the last state, or a
+      velocity of more than ``MOVING`` outwards): the source does not enforce the limits (a
+      simulator with ``enforce_position_limits`` false) and nothing holds the joint, e.g. an
+      arm falling under gravity while no command reaches it.
+
+    ``check(q, v=None)`` returns the warnings not given before (a joint warns again only after
+    ``reset``).
     """
+
+    #: a change larger than this between two states is a jump, not a motion (rad or m)
+    JUMP = 0.5
+    #: a joint faster than this (rad/s or m/s) towards where it is got there by moving
+    MOVING = 0.5
 
     def __init__(self, names: Sequence[str], lower, upper, margin: float = 0.1):
         self.names = list(names)
@@ -147,19 +161,36 @@ class LimitMonitor:
         self.upper = np.asarray(upper, dtype=float)
         self.margin = float(margin)
         self.warned = np.zeros(len(self.names), dtype=bool)
+        self.previous = np.full(len(self.names), np.nan)   # last position seen in range
 
     def reset(self):
         self.warned[:] = False
+        self.previous[:] = np.nan
 
-    def check(self, q) -> List[str]:
+    def check(self, q, v=None) -> List[str]:
         q = np.asarray(q, dtype=float)
         out = (q < self.lower - self.margin) | (q > self.upper + self.margin)
         new = out & ~self.warned
         self.warned |= out
-        return ["joint '%s' at %.4g rad is outside its URDF limits [%.4g, %.4g] by more than "
-                "%g: degrees sent as radians?" % (self.names[k], q[k], self.lower[k],
-                                                   self.upper[k], self.margin)
-                for k in np.flatnonzero(new)]
+        v = np.zeros_like(q) if v is None else np.nan_to_num(np.asarray(v, dtype=float))
+        notes = [self._cause(k, q[k], v[k]) for k in np.flatnonzero(new)]
+        self.previous[~out] = q[~out]
+        return notes
+
+    def _cause(self, k, x, v):
+        lo, hi, before = self.lower[k], self.upper[k], self.previous[k]
+        where = "joint '%s' at %.4g rad is outside its URDF limits [%.4g, %.4g] by more than " \
+                "%g" % (self.names[k], x, lo, hi, self.margin)
+        outwards = v * (1.0 if x > hi else -1.0) > self.MOVING
+        if outwards or np.isfinite(before) and abs(x - before) <= self.JUMP + self.margin:
+            return (where + ": it moved there%s: the limits are not enforced by the source of "
+                    "joint_states and nothing holds the joint (is a controller commanding it?)"
+                    % (" at %.3g rad/s" % v if v else ""))
+        as_rad = math.radians(x)
+        if lo <= as_rad <= hi:
+            return where + ": degrees sent as radians? (%.4g deg = %.4g rad is inside the " \
+                "limits)" % (x, as_rad)
+        return where + (": it jumped there from %.4g" % before if np.isfinite(before) else "")
 
 
 def broadcast_values(name: str, values, n: int, default: float) -> np.ndarray:
