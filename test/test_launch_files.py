@@ -305,7 +305,7 @@ def _documented_arguments():
     text = open(os.path.join(REPO, "docs", "ros.md"), encoding="utf-8").read()
     rows = {}
     for line in text.splitlines():
-        m = re.match(r"\| `([a-z_]+\.launch\.py)` \|[^|]*\| (.*) \|$", line)
+        m = re.match(r"\| `([a-z0-9_]+\.launch\.py)` \|[^|]*\| (.*) \|$", line)
         if m:
             rows[m.group(1)] = set(re.findall(r"`([a-z_]+)`", m.group(2)))
     return rows

@@ -83,7 +83,8 @@ NOT_HERE = {
     **{prefix: "sets up a ROS 2 workspace on a Jazzy machine (network, sudo, a sourced ROS "
                "install); make colcon and make launch-test follow the same route here"
        for prefix in ("git clone", "cd ", "source ", ". ", "sudo ", "rosdep", "colcon",
-                      "pip ", "pip3 ", "python3 -m pip", "mkdir", "export ")},
+                      "pip ", "pip3 ", "python3 -m pip", "mkdir", "export ",
+                      "python -m colcon", "python -m pip", "python3 -m venv", "touch")},
     "ldr_adaptive_demo": "the demo of make demo (above)",
     "ldr_identify": "needs a recorded bag: test_identify_cli.py runs it on one",
 }
