@@ -272,3 +272,13 @@ def test_friction_feedforward_is_added_at_the_reference_velocity(pend):
     np.testing.assert_allclose(rt.torques(t_ns, q, v, 0),
                                ref.step(0.1, q, v, q_d, np.ones(2), np.zeros(2), 0.0),
                                atol=1e-12)
+
+
+def test_the_summary_says_whether_it_adapts(pend):
+    """adapt: false is computed torque with fixed parameters: the start-up line must not say
+    it adapts them."""
+    for adapt, words in ((True, "adapting 10 parameters"), (False, "not adapting")):
+        rt = AdaptiveRuntime(params(adapt=adapt))
+        reason, setup = rt.prepare(pend, params(adapt=adapt), None, GuardConfig(), Inputs)
+        assert reason is None and words in setup.summary(), setup.summary()
+        assert ("adapting 10" in setup.summary()) == adapt

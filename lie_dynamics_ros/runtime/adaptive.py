@@ -120,10 +120,14 @@ class AdaptiveSetup:
     def summary(self):
         ctrl = self.controller
         bodies = ctrl.adapted_bodies
-        return "adaptive Slotine-Li on %d joints, adapting %d parameters (%s); gains from %s" % (
-            self.model.nv, ctrl.theta0.size,
-            ", ".join(bodies) if len(bodies) < 4 else "%d bodies" % len(bodies),
-            self.gains_source)
+        which = ", ".join(bodies) if len(bodies) < 4 else "%d bodies" % len(bodies)
+        if ctrl.adapt:
+            law = "adapting %d parameters (%s)" % (ctrl.theta0.size, which)
+        else:   # adapt: false is computed torque with the model's parameters, held fixed
+            law = "not adapting (adapt: false): %d parameters (%s) held at the model's" % (
+                ctrl.theta0.size, which)
+        return "adaptive Slotine-Li on %d joints, %s; gains from %s" % (
+            self.model.nv, law, self.gains_source)
 
 
 class AdaptiveRuntime:
