@@ -33,7 +33,8 @@ from .resources import bundled_urdf
 KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spatial",
                   "lie_dynamics_ros.kernels.joint_kinematics",
                   "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.algorithms.regressor",
-                  "lie_dynamics_ros.control.controllers")
+                  "lie_dynamics_ros.control.controllers",
+                  "lie_dynamics_ros.kernels.centroidal")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
