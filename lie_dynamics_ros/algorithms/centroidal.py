@@ -51,7 +51,7 @@ def center_of_mass_jacobian(model, q, data=None):
 
 def centroidal_momentum(model, q, v, data=None):
     """h_G (6,) = (linear momentum, angular momentum about the COM), in world axes (Orin,
-    Goswami & Lee 2013, eq. 13); Pinocchio's ``data.hg`` (a Force: linear, angular)."""
+    Goswami & Lee 2013: the momenta projected to the COM); Pinocchio's ``data.hg`` (a Force: linear, angular)."""
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -64,7 +64,7 @@ def centroidal_momentum(model, q, v, data=None):
 
 def centroidal_momentum_matrix(model, q, data=None):
     """A_G (6, nv), h_G = A_G v, rows (linear, angular) in world axes about the COM (Orin,
-    Goswami & Lee 2013, eq. 14; Pinocchio's ``ccrba``). The armature is not momentum of the
+    Goswami & Lee 2013, their centroidal momentum matrix; Pinocchio's ``ccrba``). The armature is not momentum of the
     bodies and stays out, as in Pinocchio."""
     q = vec(q, model.nq, "q")
     d = data_for(model, data)

@@ -1,14 +1,15 @@
 """Compiled centroidal quantities and the inverse mass matrix, in the world frame.
 
 Centre of mass, its Jacobian, the centroidal momentum matrix A_G and its time derivative
-(Orin, Goswami & Lee 2013, eqs. 13-16; composite inertias summed in the world frame as in
-Carpentier & Mansard 2018), and M^-1 by the articulated-body recursion on unit torques
+(Orin, Goswami & Lee 2013, h_G = A_G qd), from composite inertias summed in the world frame,
+where a child's inertia adds to its parent's with no transform (as Pinocchio's ccrba and
+dccrba, Carpentier et al. 2019), and M^-1 by the articulated-body recursion on unit torques
 (Carpentier 2018, "Analytical inverse of the joint space inertia matrix").
 
 Work memory: the Data's per-body matrices are reused as scratch here (world-frame composite or
 articulated inertia in MIH, its derivative or the world motion subspace in MPI, U in MU, D in
-MD, D^-1 in MPSI, U D^-1 in MTMP). Everything, outputs included, is in Kim's order (angular, linear); conventions.py
-turns A_G and h_G to the public order.
+MD, D^-1 in MPSI, U D^-1 in MTMP). Everything, outputs included, is in Kim's order (angular,
+linear); conventions.py turns A_G and h_G to the public order.
 """
 import numpy as np
 from numba import njit
