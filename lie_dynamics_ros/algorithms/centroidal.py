@@ -50,8 +50,9 @@ def center_of_mass_jacobian(model, q, data=None):
 
 
 def centroidal_momentum(model, q, v, data=None):
-    """h_G (6,) = (linear momentum, angular momentum about the COM), in world axes (Orin,
-    Goswami & Lee 2013: the momenta projected to the COM); Pinocchio's ``data.hg`` (a Force: linear, angular)."""
+    """h_G (6,) = (linear momentum, angular momentum about the COM), in world axes: the bodies'
+    momenta projected to the COM (Orin, Goswami & Lee 2013); Pinocchio's ``data.hg`` (a Force:
+    linear, angular)."""
     q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -63,9 +64,9 @@ def centroidal_momentum(model, q, v, data=None):
 
 
 def centroidal_momentum_matrix(model, q, data=None):
-    """A_G (6, nv), h_G = A_G v, rows (linear, angular) in world axes about the COM (Orin,
-    Goswami & Lee 2013, their centroidal momentum matrix; Pinocchio's ``ccrba``). The armature is not momentum of the
-    bodies and stays out, as in Pinocchio."""
+    """A_G (6, nv), h_G = A_G v, rows (linear, angular) in world axes about the COM: the
+    centroidal momentum matrix of Orin, Goswami & Lee (2013), Pinocchio's ``ccrba``. The
+    armature is not momentum of the bodies and stays out, as in Pinocchio."""
     q = vec(q, model.nq, "q")
     d = data_for(model, data)
     return _map(model, d, q, d.zero_v, False)[0]

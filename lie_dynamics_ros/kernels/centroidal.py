@@ -144,7 +144,8 @@ def com_jacobian(mi, mc, mI, dv, dm, q, zero_v, J, com, kin):
         R = dv[i, OR:OR + 9]
         sub[i, 0] += m
         for r in range(3):
-            sub[i, 1 + r] += m * dv[i, OP + r] + R[3 * r] * h0 + R[3 * r + 1] * h1 + R[3 * r + 2] * h2
+            sub[i, 1 + r] += (m * dv[i, OP + r] + R[3 * r] * h0 + R[3 * r + 1] * h1
+                              + R[3 * r + 2] * h2)
     for i in range(nj, 0, -1):
         for r in range(4):
             sub[mi[i, P], r] += sub[i, r]
@@ -228,7 +229,8 @@ def _ad_matrix(Vw, ad):
 
 @njit(**JIT)
 def centroidal_map(mi, mc, mI, dv, dm, q, v, Ag, dAg, com, with_dot, kin):
-    """A_G (6 x nv, rows (angular, linear) as every kernel output): h_G = A_G v; with ``with_dot`` also dA_G/dt.
+    """A_G (6 x nv, rows (angular, linear) as every kernel output): h_G = A_G v; with
+    ``with_dot`` also dA_G/dt.
 
     Column of DOF k of joint i: Ic_i^w S_i^w (world composite inertia times world motion),
     moved from the world origin to the COM. Its rate: dIc^w S^w + Ic^w dS^w, with
@@ -363,7 +365,8 @@ def mass_matrix_inverse(mi, mc, mI, dv, dm, q, zero_v, Minv, F, Acc, failed, kin
         F[i, :, vi:vi + nvsub[i]] = 0.0
     for i in range(nj, 0, -1):
         vi, nv, ns, p = mi[i, VI], mi[i, NV], nvsub[i], mi[i, P]
-        Ia, Sw, U, D, Dinv, UD = dm[i, MIH], dm[i, MPI], dm[i, MU], dm[i, MD], dm[i, MPSI], dm[i, MTMP]
+        Ia, Sw, U, D = dm[i, MIH], dm[i, MPI], dm[i, MU], dm[i, MD]
+        Dinv, UD = dm[i, MPSI], dm[i, MTMP]
         for k in range(nv):
             mat_vec(Ia, Sw[:, k], U[:, k], 6, False)
         for k in range(nv):
