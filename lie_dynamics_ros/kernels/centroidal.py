@@ -227,6 +227,26 @@ def _ad_matrix(Vw, ad):
     ad[3, 1], ad[3, 2], ad[4, 0], ad[4, 2], ad[5, 0], ad[5, 1] = -u2, u1, u2, -u0, -u1, u0
 
 
+@njit(inline="always", **JIT)
+def _inertia_rate(I, ad, dI):
+    """dI = -(ad_V^T I + I ad_V) by 3x3 blocks: with I = [[A, B], [B^T, m 1]] (Kim eq. 22) and
+    ad_V = [[W, 0], [U, W]], dI = -[[X, Y], [Y^T, 0]], X = A W - W A + B U - U B^T,
+    Y = B W - W B - m U."""
+    m = I[5, 5]
+    for r in range(3):
+        for c in range(3):
+            x = 0.0
+            y = -m * ad[3 + r, c]
+            for k in range(3):
+                x += (I[r, k] * ad[k, c] - ad[r, k] * I[k, c] + I[r, 3 + k] * ad[3 + k, c]
+                      - ad[3 + r, k] * I[3 + k, c])
+                y += I[r, 3 + k] * ad[k, c] - ad[r, k] * I[k, 3 + c]
+            dI[r, c] = -x
+            dI[r, 3 + c] = -y
+            dI[3 + c, r] = -y
+            dI[3 + r, 3 + c] = 0.0
+
+
 @njit(**JIT)
 def centroidal_map(mi, mc, mI, dv, dm, q, v, Ag, dAg, com, with_dot, kin):
     """A_G (6 x nv, rows (angular, linear) as every kernel output): h_G = A_G v; with
@@ -252,13 +272,7 @@ def centroidal_map(mi, mc, mI, dv, dm, q, v, Ag, dAg, com, with_dot, kin):
         if with_dot:
             se3_Ad(dv[i, OR:OR + 9], dv[i, OP:OP + 3], dv[i, V:V + 6], Vw)
             _ad_matrix(Vw, ad)
-            dI = dm[i, MPI]
-            for r in range(6):
-                for c in range(6):
-                    acc = 0.0
-                    for k in range(6):
-                        acc += ad[k, r] * Iw[k, c] + Iw[r, k] * ad[k, c]
-                    dI[r, c] = -acc
+            _inertia_rate(Iw, ad, dm[i, MPI])
     mass = 0.0
     h0 = h1 = h2 = 0.0
     for i in range(nj, 0, -1):
