@@ -110,13 +110,19 @@ def test_inputs_are_checked():
         ldr.mass_matrix_inverse(model, bad)
 
 
-def test_singular_mass_matrix_names_the_joint():
+@pytest.mark.parametrize("mimic", [False, True], ids=["recursion", "mimic_through_M"])
+def test_singular_mass_matrix_names_the_joint(mimic):
     b = ldr.ModelBuilder("massless_tip")
     b.add_link("base")
     b.add_link("arm", mass=1.0, com=(0.5, 0, 0), inertia=np.eye(3) * 0.01)
     b.add_link("tip")                                   # no mass, no inertia
     b.add_joint("shoulder", ldr.Revolute((0, 0, 1)), "base", "arm")
     b.add_joint("wrist", ldr.Revolute((0, 0, 1)), "arm", "tip")
+    if mimic:
+        b.add_link("twin", mass=1.0, com=(0.2, 0, 0), inertia=np.eye(3) * 0.01)
+        b.add_joint("twin_joint", ldr.Revolute((0, 1, 0)), "arm", "twin",
+                    mimic=("shoulder", 0.5, 0.0))
     model = b.build()
+    assert model.has_mimic == mimic
     with pytest.raises(ldr.InputError, match="singular.*'wrist'"):
         ldr.mass_matrix_inverse(model, np.zeros(2))

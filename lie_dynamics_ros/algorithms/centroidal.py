@@ -97,13 +97,13 @@ def mass_matrix_inverse(model, q, data=None):
     M (CRBA + Cholesky) instead, as forward_dynamics solves it."""
     q = vec(q, model.nq, "q")
     d = data_for(model, data)
+    if model.has_mimic:
+        return _inverse_through_cholesky(model, mass_matrix(model, q, data=d))
     kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     Minv = np.empty((model.nv, model.nv))
-    st = L.OK
-    if not model.has_mimic:
-        st = K.mass_matrix_inverse(model.mi, model.mc, model.mI, d.dv, d.dm, q, d.zero_v, Minv,
-                                   d.Jb, d.Jd, d.failed_row, kin)
-    if model.has_mimic or st == K.NOT_DFS:
+    st = K.mass_matrix_inverse(model.mi, model.mc, model.mI, d.dv, d.dm, q, d.zero_v, Minv,
+                               d.Jb, d.Jd, d.failed_row, kin)
+    if st == K.NOT_DFS:
         return _inverse_through_cholesky(model, mass_matrix(model, q, data=d))
     if st:
         check(model, st, d, q=q)
@@ -112,8 +112,11 @@ def mass_matrix_inverse(model, q, data=None):
 
 def _inverse_through_cholesky(model, M):
     try:
-        c = np.linalg.cholesky(M)
+        ci = np.linalg.inv(np.linalg.cholesky(M))
     except np.linalg.LinAlgError:
-        raise InputError("the mass matrix is singular: a joint moves no mass or inertia") from None
-    ci = np.linalg.inv(c)
+        small = np.flatnonzero(np.diag(M) <= 1e-12 * max(np.abs(np.diag(M)).max(), 1e-300))
+        names = sorted({model.joint_names[model.joint_v_index.index(int(model.dof_first[k]))]
+                        for k in small})
+        who = f"joint(s) {names} move" if names else "a joint moves"
+        raise InputError(f"the mass matrix is singular: {who} no mass or inertia") from None
     return ci.T @ ci

@@ -27,6 +27,7 @@ NOT_DFS = 100   # rows are not a depth-first order with contiguous DOFs: no M^-1
 
 @njit(**JIT)
 def _poses(mi, mc, dv, dm, q, v, kin):
+    """Joint kinematics (unless Python filled General joints) and every body's world pose."""
     if kin:
         st = joint_kinematics(mi, mc, dv, dm, q, v)
         if st != OK:
@@ -38,7 +39,8 @@ def _poses(mi, mc, dv, dm, q, v, kin):
 @njit(**JIT)
 def _twists(mi, dv, dm, v, a, with_acc):
     """Body twists V_i = Ad_{T^-1} V_p + S_i qd_i and, with ``with_acc``, accelerations
-    Vd_i = Ad_{T^-1} Vd_p + S_i qdd_i + ad(V_i) S_i qd_i + Sdot_i qd_i from rest (no gravity)."""
+    Vd_i = Ad_{T^-1} Vd_p + S_i qdd_i + ad(V_i) S_i qd_i + Sdot_i qd_i, the base
+    at rest (no gravity)."""
     nj = mi.shape[0] - 1
     Sq = np.empty(6)
     for k in range(6):
