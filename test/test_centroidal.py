@@ -105,6 +105,7 @@ def test_centroidal_momentum_matrix_time_variation_equals_pinocchio(rid):
 def _identity_models():
     out = [(rid, _setup(rid)[0]) for rid in IDS]
     out.append(("zoo", zoo(seed=4, floating=True, mimic=True)))
+    out.append(("zoo_two_roots", zoo(seed=4, floating=False, mimic=False)))  # chains on the world
     out.append(("general_twin", general_twin(seed=2)[1]))
     return [pytest.param(rid, m, id=rid) for rid, m in out]
 

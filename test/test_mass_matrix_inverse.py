@@ -70,6 +70,7 @@ def test_equals_pinocchio_compute_minverse(rid, armature):
 def _identity_models():
     out = [(rid, _setup(rid, True)[0]) for rid in IDS]
     out.append(("zoo", zoo(seed=4, floating=True, mimic=False)))
+    out.append(("zoo_two_roots", zoo(seed=4, floating=False, mimic=False)))  # chains on the world
     out.append(("zoo_mimic", zoo(seed=4, floating=True, mimic=True)))
     out.append(("general_twin", general_twin(seed=2)[1]))
     return [pytest.param(rid, m, id=rid) for rid, m in out]
