@@ -48,6 +48,11 @@ from . import safety
 from .lie.solid_inertia import sphere_inertia, cylinder_inertia, box_inertia
 from .model.srdf import reference_configurations, reference_configuration
 from .algorithms.reduced_model import reduced_model
+# centroidal quantities (Orin, Goswami & Lee 2013) and M^-1 (Carpentier 2018)
+from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_momentum,
+                                    centroidal_momentum_matrix,
+                                    centroidal_momentum_matrix_time_variation,
+                                    mass_matrix_inverse)
 
 __version__ = "0.1.0"
 
@@ -72,4 +77,7 @@ __all__ = [
     "scalar_curvature", "geodesic", "Geodesic", "path_action",
     "sphere_inertia", "cylinder_inertia", "box_inertia", "reference_configurations",
     "reference_configuration", "reduced_model",
+    "center_of_mass", "center_of_mass_jacobian", "centroidal_momentum",
+    "centroidal_momentum_matrix", "centroidal_momentum_matrix_time_variation",
+    "mass_matrix_inverse",
 ]

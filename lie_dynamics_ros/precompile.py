@@ -23,6 +23,10 @@ import time
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian,
+                                    centroidal_momentum, centroidal_momentum_matrix,
+                                    centroidal_momentum_matrix_time_variation,
+                                    mass_matrix_inverse)
 from .algorithms.configuration import neutral_configuration
 from .algorithms.derivatives import (forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
@@ -44,7 +48,8 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.derivatives", "lie_dynamics_ros.kernels.batch",
                   "lie_dynamics_ros.kernels.constraints",
                   "lie_dynamics_ros.algorithms.regressor",
-                  "lie_dynamics_ros.control.controllers")
+                  "lie_dynamics_ros.control.controllers",
+                  "lie_dynamics_ros.kernels.centroidal")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
@@ -148,6 +153,17 @@ def warm_up_batches(model):
     mass_matrix(model, Q)
 
 
+def warm_up_centroidal(model):
+    """Centre of mass, its Jacobian, the centroidal momentum and map, and M^-1."""
+    q, z = _state(model)
+    center_of_mass(model, q, z, z)
+    center_of_mass_jacobian(model, q)
+    centroidal_momentum(model, q, z)
+    centroidal_momentum_matrix(model, q)
+    centroidal_momentum_matrix_time_variation(model, q, z)
+    mass_matrix_inverse(model, q)
+
+
 #: (what, function of a model): the groups ``ldr_precompile`` compiles, in order
 GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator steps",
            lambda m: warm_up(m, integrators=("semi_implicit", "rkmk4"))),
@@ -155,7 +171,8 @@ GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator s
           ("regressor and adaptive Slotine-Li controller", warm_up_controller),
           ("simulate and rollout", warm_up_simulate),
           ("derivatives", warm_up_derivatives),
-          ("batched calls", warm_up_batches))
+          ("batched calls", warm_up_batches),
+          ("centroidal quantities and M^-1", warm_up_centroidal))
 
 
 def run_groups(models, stream, groups=None):
