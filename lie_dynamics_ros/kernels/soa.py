@@ -225,6 +225,10 @@ def _forward(topo, geo, W):
             f2 += sp * qdd
             O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
             O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = e0, e1, e2, f0, f1, f2
+        # a second loop: fewer loop-invariant constants live at once (no spills)
+        for b in range(B):
+            w0, w1, w2, v0, v1, v2 = O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b]
+            e0, e1, e2, f0, f1, f2 = O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b]
             # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w), for V (h) and A (n, f)
             hl0 = m * v0 - (cy * w2 - cz * w1)
             hl1 = m * v1 - (cz * w0 - cx * w2)
