@@ -4,13 +4,13 @@ Pinocchio's ``rneaInParallel`` (1 and 2 threads, the better one), at N = 1000 an
 
 Per robot and N it prints the wall time per state of each, the ratio to Pinocchio's best, the
 time per state per core (wall time x threads used), and the SoA kernel's arithmetic rate (its
-on-CPU time alone on one thread) from Park, Bobrow & Ploen's (1995, after eq. 28) RNEA count, (130 n - 68) multiplications + (101 n - 56) additions
-per state, as a fraction of one core's double-precision vector peak, assumed 2 FMA units x 8
-doubles x 2 flops = 32 flops per cycle at the clock of /proc/cpuinfo. The calls are
-interleaved repeat by repeat and the medians reported: the machine may be shared, and a load
-change then affects every side alike. First it prints the kernel's floating-point
-instructions by register width, from a fresh compilation: zmm FMAs mean that LLVM vectorized
-the recursion across the states.
+on-CPU time alone on one thread) from Park, Bobrow & Ploen's (1995, after eq. 28) RNEA count,
+(130 n - 68) multiplications + (101 n - 56) additions per state, as a fraction of one core's
+double-precision vector peak, assumed 2 FMA units x 8 doubles x 2 flops = 32 flops per cycle
+at the clock of /proc/cpuinfo. The calls are interleaved repeat by repeat and the medians
+reported: the machine may be shared, and a load change then affects every side alike. First
+it prints the kernel's floating-point instructions by register width, from a fresh
+compilation: zmm FMAs mean that LLVM vectorized the recursion across the states.
 """
 from __future__ import annotations
 

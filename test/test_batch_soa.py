@@ -209,3 +209,23 @@ def test_unsupported_models_are_refused(make, says):
 def test_supported_models_say_so():
     for name in ROBOTS:
         assert soa_unsupported(model(name)) is None
+
+
+def test_empty_batch():
+    m = model("arm7")
+    assert inverse_dynamics_soa(m, np.zeros((0, m.nq)), np.zeros((0, m.nv)),
+                                np.zeros((0, m.nv))).shape == (0, m.nv)
+
+
+def test_concurrent_callers_get_bit_identical_results():
+    """Four Python threads (a multi-threaded executor) share one model and its plan."""
+    from concurrent.futures import ThreadPoolExecutor
+    m = model("xarm7")
+    plan = soa_plan(m)
+    batches = [states(m, 700 + 50 * k, seed=k) for k in range(4)]
+    alone = [inverse_dynamics_soa(m, *s, plan=plan) for s in batches]
+    with ThreadPoolExecutor(4) as ex:
+        for _ in range(3):
+            together = list(ex.map(lambda s: inverse_dynamics_soa(m, *s, plan=plan), batches))
+            for x, y in zip(alone, together):
+                np.testing.assert_array_equal(x, y)
