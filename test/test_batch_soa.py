@@ -229,3 +229,15 @@ def test_concurrent_callers_get_bit_identical_results():
             together = list(ex.map(lambda s: inverse_dynamics_soa(m, *s, plan=plan), batches))
             for x, y in zip(alone, together):
                 np.testing.assert_array_equal(x, y)
+
+
+def test_a_non_rigid_inertia_is_refused():
+    """The kernel reads Ibar, m c and m from the 6x6 inertia: one of another form is named."""
+    m = model("ur5")
+    n = m.mi.shape[0]
+    topo, geo = np.zeros((n, KS.NT), dtype=np.int64), np.zeros((n, KS.NG))
+    assert KS.build_plan(m.mi, m.mc, m.mI, topo, geo) == 0
+    for r, c in ((3, 4), (4, 4), (0, 4)):
+        mI = m.mI.copy()
+        mI[3, r, c] += 1e-6
+        assert KS.build_plan(m.mi, m.mc, mI, topo, geo) == 4 * 3 + KS.INERTIA

@@ -18,79 +18,36 @@ from ..kernels import layout as L
 from ..kernels import soa as KS
 from . import batch
 
-_KINDS = {J.REVOLUTE: KS.REVOLUTE, J.PRISMATIC: KS.PRISMATIC}
-
-
 def soa_unsupported(model):
     """None when ``inverse_dynamics_soa`` serves ``model``, else the reason (a sentence)."""
-    if model.loops:
-        return "the model has closed kinematic loops"
-    mi = model.mi
-    for i in range(1, mi.shape[0]):
-        name = model.body_joint_names[i]
-        if mi[i, L.MIMIC]:
-            return f"joint {name!r} is a mimic joint"
-        if int(mi[i, L.K]) not in _KINDS:
-            return (f"joint {name!r} is {J.NAMES.get(int(mi[i, L.K]), 'of another kind')} "
-                    "(only revolute and prismatic joints)")
-        if not _rigid_inertia(model.mI[i]):
-            return f"the inertia of body {model.body_names[i - 1]!r} is not a rigid body's"
-    return None
-
-
-def _rigid_inertia(I6):
-    """The 6x6 (angular, linear) inertia has the form [[Ibar, m[c]], [m[c]^T, m 1]]."""
-    m = I6[3, 3]
-    mc = np.array([I6[2, 4], I6[0, 5], I6[1, 3]])
-    want = np.zeros((6, 6))
-    want[:3, :3] = I6[:3, :3]
-    want[:3, 3:] = _skew(mc)
-    want[3:, :3] = _skew(mc).T
-    want[3:, 3:] = m * np.eye(3)
-    return np.allclose(I6, want, rtol=0.0, atol=1e-12 * max(1.0, np.abs(I6).max()))
-
-
-def _skew(x):
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
-
-
-def _turn_to_z(axis):
-    """A rotation C with C e_z = axis (unit): the identity or a permutation on principal axes."""
-    a = np.asarray(axis, dtype=float)
-    k = int(np.argmin(np.abs(a)))
-    e = np.zeros(3)
-    e[k] = 1.0
-    c1 = np.cross(e, a)     # on a principal axis, C is a signed permutation (exact)
-    c1 /= np.linalg.norm(c1)
-    c2 = np.cross(a, c1)
-    return np.column_stack((c1, c2, a))
+    return _plan(model)[1]
 
 
 def soa_plan(model):
-    """(topo, geo) of ``kernels/soa.py`` for ``model``; InputError when it is not served."""
-    why = soa_unsupported(model)
+    """(topo, geo) of ``kernels/soa.py`` for ``model`` (a few microseconds; pass it as
+    ``plan`` to reuse it); InputError when the model is not served."""
+    plan, why = _plan(model)
     if why is not None:
         raise InputError(f"inverse_dynamics_soa: {why}; use ldr.inverse_dynamics")
-    mi, mc, mI = model.mi, model.mc, model.mI
-    n = mi.shape[0]
-    topo = np.zeros((n, KS.NT), dtype=np.int64)
-    geo = np.zeros((n, KS.NG))
-    geo[0, KS.GX:KS.GX + 3] = mc[0, L.G:L.G + 3]
-    C = [np.eye(3)]
-    for i in range(1, n):
-        p = int(mi[i, L.P])
-        topo[i] = (p, _KINDS[int(mi[i, L.K])], mi[i, L.QI], mi[i, L.VI])
-        Ci = _turn_to_z(mc[i, L.AX:L.AX + 3])
-        C.append(Ci)
-        R0 = mc[i, L.R0:L.R0 + 9].reshape(3, 3)
-        geo[i, KS.GR:KS.GR + 9] = (C[p].T @ R0 @ Ci).ravel()
-        geo[i, KS.GP:KS.GP + 3] = C[p].T @ mc[i, L.P0:L.P0 + 3]
-        Ib = Ci.T @ mI[i, :3, :3] @ Ci
-        geo[i, KS.GI:KS.GI + 6] = (Ib[0, 0], Ib[1, 1], Ib[2, 2], Ib[0, 1], Ib[0, 2], Ib[1, 2])
-        geo[i, KS.GC:KS.GC + 3] = Ci.T @ np.array([mI[i, 2, 4], mI[i, 0, 5], mI[i, 1, 3]])
-        geo[i, KS.GM] = mI[i, 3, 3]
-        geo[i, KS.GA] = mc[i, L.ARM]
-    return topo, geo
+    return plan
+
+
+def _plan(model):
+    if model.loops:
+        return None, "the model has closed kinematic loops"
+    n = model.mi.shape[0]
+    topo, geo = np.zeros((n, KS.NT), dtype=np.int64), np.zeros((n, KS.NG))
+    code = KS.build_plan(model.mi, model.mc, model.mI, topo, geo)
+    if code == 0:
+        return (topo, geo), None
+    row, why = divmod(code, 4)
+    name = model.body_joint_names[row]
+    if why == KS.MIMIC:
+        return None, f"joint {name!r} is a mimic joint"
+    if why == KS.KIND:
+        kind = J.NAMES.get(int(model.mi[row, L.K]), "of another kind")
+        return None, f"joint {name!r} is {kind} (only revolute and prismatic joints)"
+    return None, f"the inertia of body {model.body_names[row - 1]!r} is not a rigid body's"
 
 
 def _rows(x, n, name, N=None):
@@ -120,7 +77,7 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
     status = np.zeros(N, dtype=np.int64)
     nblk = -(-N // KS.B)
     chunks = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
-    bounds = np.linspace(0, nblk, chunks + 1).astype(int)
+    bounds = [nblk * k // chunks for k in range(chunks + 1)]
     futures = [batch.executor().submit(KS.rnea_soa, topo, geo, Q, V, A, tau, status, lo, hi)
                for lo, hi in zip(bounds[1:-1], bounds[2:])]
     KS.rnea_soa(topo, geo, Q, V, A, tau, status, bounds[0], bounds[1])

@@ -23,6 +23,9 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
+from . import joints as J
+from . import layout as L
+
 #: states per block: one AVX-512 register of float64 is 8; two registers hide FMA latency
 B = 16
 
@@ -317,3 +320,91 @@ def rnea_soa(topo, geo, Q, V, A, TAU, status, blk_lo, blk_hi):
         _backward(topo, geo, W, TAU, chk, b0, nl)
         for b in range(nl):
             status[b0 + b] = 0 if chk[b] == 0.0 else 1
+
+
+#: why build_plan refused a body row (returned as 4 * row + reason)
+MIMIC, KIND, INERTIA = 1, 2, 3
+
+
+@njit(inline="always", **_JIT)
+def _refused(mi, mI, i):
+    """0 when body row i is served, else MIMIC, KIND or INERTIA (not [[Ibar, m[c]],
+    [m[c]^T, m 1]] to 1e-12 of its largest entry)."""
+    if mi[i, L.MIMIC] != 0:
+        return MIMIC
+    if mi[i, L.K] != J.REVOLUTE and mi[i, L.K] != J.PRISMATIC:
+        return KIND
+    m, x, y, z = mI[i, 3, 3], mI[i, 2, 4], mI[i, 0, 5], mI[i, 1, 3]
+    big = 1.0
+    for r in range(6):
+        for c in range(6):
+            big = max(big, abs(mI[i, r, c]))
+    want = np.zeros((6, 6))
+    for r in range(3):
+        for c in range(3):
+            want[r, c] = mI[i, r, c]
+        want[3 + r, 3 + r] = m
+    want[0, 4], want[0, 5], want[1, 3], want[1, 5], want[2, 3], want[2, 4] = -z, y, z, -x, -y, x
+    for r in range(3):
+        for c in range(3):
+            want[3 + c, r] = want[r, 3 + c]
+    for r in range(6):
+        for c in range(6):
+            if not abs(mI[i, r, c] - want[r, c]) <= 1e-12 * big:
+                return INERTIA
+    return 0
+
+
+@njit(**_JIT)
+def build_plan(mi, mc, mI, topo, geo):
+    """Fill (topo, geo) from the model arrays of ``layout.py``; returns 0, or 4 * row + why
+    for the first body row that the kernel does not serve (``_refused``). C_i turns e_z onto the joint axis a: columns
+    (c1, a x c1, a) with c1 = e_k x a normalized, e_k the principal axis least along a, so that
+    a principal axis gives a signed permutation (exact)."""
+    n = mi.shape[0]
+    C = np.zeros((n, 3, 3))
+    for k in range(3):
+        C[0, k, k] = 1.0
+        geo[0, GX + k] = mc[0, L.G + k]
+    for i in range(1, n):
+        why = _refused(mi, mI, i)
+        if why != 0:
+            return 4 * i + why
+        a0, a1, a2 = mc[i, L.AX], mc[i, L.AX + 1], mc[i, L.AX + 2]
+        if abs(a0) <= abs(a1) and abs(a0) <= abs(a2):      # e_x x a
+            c0, c1, c2 = 0.0, -a2, a1
+        elif abs(a1) <= abs(a2):                           # e_y x a
+            c0, c1, c2 = a2, 0.0, -a0
+        else:                                              # e_z x a
+            c0, c1, c2 = -a1, a0, 0.0
+        nrm = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+        c0, c1, c2 = c0 / nrm, c1 / nrm, c2 / nrm
+        Ci = C[i]
+        Ci[0, 0], Ci[1, 0], Ci[2, 0] = c0, c1, c2
+        Ci[0, 1], Ci[1, 1], Ci[2, 1] = a1 * c2 - a2 * c1, a2 * c0 - a0 * c2, a0 * c1 - a1 * c0
+        Ci[0, 2], Ci[1, 2], Ci[2, 2] = a0, a1, a2
+        p = mi[i, L.P]
+        topo[i, TP], topo[i, TQ], topo[i, TV] = p, mi[i, L.QI], mi[i, L.VI]
+        topo[i, TK] = REVOLUTE if mi[i, L.K] == J.REVOLUTE else PRISMATIC
+        Cp = C[p]
+        for r in range(3):
+            for c in range(3):      # R = C_p^T R0 C_i
+                acc = 0.0
+                for u in range(3):
+                    for w in range(3):
+                        acc += Cp[u, r] * mc[i, L.R0 + 3 * u + w] * Ci[w, c]
+                geo[i, GR + 3 * r + c] = acc
+            geo[i, GP + r] = Cp[0, r] * mc[i, L.P0] + Cp[1, r] * mc[i, L.P0 + 1] \
+                + Cp[2, r] * mc[i, L.P0 + 2]
+            # m c from the skew block m[c] of the (angular, linear) inertia, turned: C_i^T m c
+            geo[i, GC + r] = Ci[0, r] * mI[i, 2, 4] + Ci[1, r] * mI[i, 0, 5] \
+                + Ci[2, r] * mI[i, 1, 3]
+        for k, (r, c) in enumerate(((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))):
+            acc = 0.0       # C_i^T Ibar C_i
+            for u in range(3):
+                for w in range(3):
+                    acc += Ci[u, r] * mI[i, u, w] * Ci[w, c]
+            geo[i, GI + k] = acc
+        geo[i, GM] = mI[i, 3, 3]
+        geo[i, GA] = mc[i, L.ARM]
+    return 0
