@@ -62,8 +62,7 @@ WQ = 20     # q
 WD = 21     # qd
 WDD = 22    # qdd
 WT = 23     # tau
-WZ = 24     # q of a prismatic joint (0 for a revolute one)
-NW = 25
+NW = 24
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
@@ -141,13 +140,11 @@ def _load_block(Q, V, A, topo, W, chk, b0, nl):
 
 @njit(**_JIT)
 def _joint_angles(topo, W):
-    """cos q, sin q of a revolute joint (1, 0 prismatic), all lanes; WZ the prismatic q."""
+    """cos q and sin q of every revolute joint, all lanes."""
     nb = topo.shape[0] - 1
     O = _stack3()
     for i in range(1, nb + 1):
         if topo[i, TK] != REVOLUTE:
-            for b in range(B):
-                W[i, WC, b], W[i, WS, b], W[i, WZ, b] = 1.0, 0.0, W[i, WQ, b]
             continue
         big = False
         for b in range(B):
@@ -156,7 +153,7 @@ def _joint_angles(topo, W):
             O[0, b], O[1, b] = c, s
             big |= not abs(x) <= BIG_ANGLE
         for b in range(B):
-            W[i, WC, b], W[i, WS, b], W[i, WZ, b] = O[0, b], O[1, b], 0.0
+            W[i, WC, b], W[i, WS, b] = O[0, b], O[1, b]
         if big:
             for b in range(B):
                 x = W[i, WQ, b]
@@ -165,31 +162,57 @@ def _joint_angles(topo, W):
 
 
 @njit(inline="always", **_JIT)
-def _inverse_transform(W, p, o, b, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
-                       c, s, d):
-    """Ad_{T^-1} of the parent's twist or acceleration (rows o..o+5), T = (R, p) Tj(q) with
-    Tj a rotation about z (c, s) or a translation d along z (Kim 2012, eq. 37)."""
+def _inverse_transform(W, p, o, b, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz):
+    """Ad_{X^-1} of the parent's twist or acceleration (rows o..o+5) for the constant part
+    X = (R, p) of T_{p,i} = X Tj(q) (Kim 2012, eq. 37); the joint's Tj is applied after."""
     w0, w1, w2 = W[p, o, b], W[p, o + 1, b], W[p, o + 2, b]
     u0 = W[p, o + 3, b] + (w1 * pz - w2 * py)
     u1 = W[p, o + 4, b] + (w2 * px - w0 * pz)
     u2 = W[p, o + 5, b] + (w0 * py - w1 * px)
-    a0 = r00 * w0 + r10 * w1 + r20 * w2
-    a1 = r01 * w0 + r11 * w1 + r21 * w2
-    a2 = r02 * w0 + r12 * w1 + r22 * w2
-    l0 = r00 * u0 + r10 * u1 + r20 * u2
-    l1 = r01 * u0 + r11 * u1 + r21 * u2
-    l2 = r02 * u0 + r12 * u1 + r22 * u2
-    # Rz(q)^T on both parts (c, s = 1, 0 for a prismatic joint), then v + w x (d e_z)
-    return (c * a0 + s * a1, c * a1 - s * a0, a2,
-            c * l0 + s * l1 + d * a1, c * l1 - s * l0 - d * a0, l2)
+    return (r00 * w0 + r10 * w1 + r20 * w2, r01 * w0 + r11 * w1 + r21 * w2,
+            r02 * w0 + r12 * w1 + r22 * w2, r00 * u0 + r10 * u1 + r20 * u2,
+            r01 * u0 + r11 * u1 + r21 * u2, r02 * u0 + r12 * u1 + r22 * u2)
+
+
+@njit(inline="always", **_JIT)
+def _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, rev):
+    """V_i and A_i of every state into O rows 0..11. ``rev`` is a constant at each call site,
+    so LLVM compiles one loop per joint kind, without the other kind's terms."""
+    for b in range(B):
+        qd, qdd = W[i, WD, b], W[i, WDD, b]
+        w0, w1, w2, v0, v1, v2 = _inverse_transform(
+            W, p, WV, b, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz)
+        e0, e1, e2, f0, f1, f2 = _inverse_transform(
+            W, p, WA, b, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz)
+        # then Tj^-1: Rz(q)^T on both parts, or v + w x (q e_z); then (Kim 37-38)
+        # V_i += S qd, A_i += S qdd + ad(V_i) S qd
+        if rev:
+            c, s = W[i, WC, b], W[i, WS, b]
+            w0, w1 = c * w0 + s * w1, c * w1 - s * w0
+            v0, v1 = c * v0 + s * v1, c * v1 - s * v0
+            e0, e1 = c * e0 + s * e1, c * e1 - s * e0
+            f0, f1 = c * f0 + s * f1, c * f1 - s * f0
+            w2 += qd
+            e0 += qd * w1
+            e1 -= qd * w0
+            e2 += qdd
+            f0 += qd * v1
+            f1 -= qd * v0
+        else:
+            d = W[i, WQ, b]
+            v0, v1 = v0 + d * w1, v1 - d * w0
+            f0, f1 = f0 + d * e1, f1 - d * e0
+            v2 += qd
+            f0 += qd * w1
+            f1 -= qd * w0
+            f2 += qdd
+        O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
+        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = e0, e1, e2, f0, f1, f2
 
 
 @njit(**_JIT)
 def _forward(topo, geo, W):
-    """Twists, accelerations and each body's own wrench F_i = I A_i + V_i x* (I V_i).
-
-    The joint kind enters as the loop-invariant factors sr, sp (1, 0 revolute; 0, 1
-    prismatic), so that the state loop has no branch."""
+    """Twists, accelerations and each body's own wrench F_i = I A_i + V_i x* (I V_i)."""
     nb = topo.shape[0] - 1
     O = _stack18()
     for b in range(B):
@@ -200,35 +223,17 @@ def _forward(topo, geo, W):
             W[0, WA + 3 + k, b] = -geo[0, GX + k]
     for i in range(1, nb + 1):
         p = topo[i, TP]
-        sr = 1.0 if topo[i, TK] == REVOLUTE else 0.0
-        sp = 1.0 - sr
         r00, r01, r02 = geo[i, GR], geo[i, GR + 1], geo[i, GR + 2]
         r10, r11, r12 = geo[i, GR + 3], geo[i, GR + 4], geo[i, GR + 5]
         r20, r21, r22 = geo[i, GR + 6], geo[i, GR + 7], geo[i, GR + 8]
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
+        if topo[i, TK] == REVOLUTE:
+            _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, True)
+        else:
+            _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, False)
         ixx, iyy, izz = geo[i, GI], geo[i, GI + 1], geo[i, GI + 2]
         ixy, ixz, iyz = geo[i, GI + 3], geo[i, GI + 4], geo[i, GI + 5]
         cx, cy, cz, m = geo[i, GC], geo[i, GC + 1], geo[i, GC + 2], geo[i, GM]
-        for b in range(B):
-            qd, qdd = W[i, WD, b], W[i, WDD, b]
-            c, s, d = W[i, WC, b], W[i, WS, b], W[i, WZ, b]
-            w0, w1, w2, v0, v1, v2 = _inverse_transform(
-                W, p, WV, b, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, c, s, d)
-            e0, e1, e2, f0, f1, f2 = _inverse_transform(
-                W, p, WA, b, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, c, s, d)
-            # V_i += S qd; A_i += S qdd + ad(V_i) S qd (Kim 37-38)
-            qr, qp = sr * qd, sp * qd
-            w2 += qr
-            v2 += qp
-            e0 += qr * w1
-            e1 -= qr * w0
-            e2 += sr * qdd
-            f0 += qr * v1 + qp * w1
-            f1 -= qr * v0 + qp * w0
-            f2 += sp * qdd
-            O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
-            O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = e0, e1, e2, f0, f1, f2
-        # a second loop: fewer loop-invariant constants live at once (no spills)
         for b in range(B):
             w0, w1, w2, v0, v1, v2 = O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b]
             e0, e1, e2, f0, f1, f2 = O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b]
@@ -257,6 +262,35 @@ def _forward(topo, geo, W):
                 W[i, WV + k, b] = O[k, b]
 
 
+@njit(inline="always", **_JIT)
+def _wrench_to_parent(W, O, T, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
+                      arm, rev):
+    """tau_i into T row 0 and F_p + Ad*_{T^-1} F_i into O rows 0..5, every state (``rev`` a
+    constant at each call site, as in ``_motion``)."""
+    for b in range(B):
+        n0, n1, n2 = W[i, WF, b], W[i, WF + 1, b], W[i, WF + 2, b]
+        f0, f1, f2 = W[i, WF + 3, b], W[i, WF + 4, b], W[i, WF + 5, b]
+        if rev:     # tau = S^T F; then Rz(q) on both parts
+            T[0, b] = n2 + arm * W[i, WDD, b]
+            c, s = W[i, WC, b], W[i, WS, b]
+            n0, n1 = c * n0 - s * n1, s * n0 + c * n1
+            f0, f1 = c * f0 - s * f1, s * f0 + c * f1
+        else:       # or n + (q e_z) x f
+            T[0, b] = f2 + arm * W[i, WDD, b]
+            d = W[i, WQ, b]
+            n0, n1 = n0 - d * f1, n1 + d * f0
+        # then the constant transform: f' = R f, n' = R n + p x f'
+        g0 = r00 * f0 + r01 * f1 + r02 * f2
+        g1 = r10 * f0 + r11 * f1 + r12 * f2
+        g2 = r20 * f0 + r21 * f1 + r22 * f2
+        O[0, b] = W[p, WF, b] + r00 * n0 + r01 * n1 + r02 * n2 + (py * g2 - pz * g1)
+        O[1, b] = W[p, WF + 1, b] + r10 * n0 + r11 * n1 + r12 * n2 + (pz * g0 - px * g2)
+        O[2, b] = W[p, WF + 2, b] + r20 * n0 + r21 * n1 + r22 * n2 + (px * g1 - py * g0)
+        O[3, b] = W[p, WF + 3, b] + g0
+        O[4, b] = W[p, WF + 4, b] + g1
+        O[5, b] = W[p, WF + 5, b] + g2
+
+
 @njit(**_JIT)
 def _backward(topo, geo, W, TAU, chk, b0, nl):
     """tau_i = S_i^T F_i + armature qdd_i, children first, F_p += Ad*_{T^-1} F_i (a root
@@ -266,31 +300,17 @@ def _backward(topo, geo, W, TAU, chk, b0, nl):
     T = _stack3()
     for i in range(nb, 0, -1):
         p = topo[i, TP]
-        sr = 1.0 if topo[i, TK] == REVOLUTE else 0.0
-        sp = 1.0 - sr
         r00, r01, r02 = geo[i, GR], geo[i, GR + 1], geo[i, GR + 2]
         r10, r11, r12 = geo[i, GR + 3], geo[i, GR + 4], geo[i, GR + 5]
         r20, r21, r22 = geo[i, GR + 6], geo[i, GR + 7], geo[i, GR + 8]
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
         arm = geo[i, GA]
-        for b in range(B):
-            n0, n1, n2 = W[i, WF, b], W[i, WF + 1, b], W[i, WF + 2, b]
-            f0, f1, f2 = W[i, WF + 3, b], W[i, WF + 4, b], W[i, WF + 5, b]
-            T[0, b] = sr * n2 + sp * f2 + arm * W[i, WDD, b]
-            c, s, d = W[i, WC, b], W[i, WS, b], W[i, WZ, b]
-            # Rz(q) on both parts, or n + (d e_z) x f
-            a0, a1, a2 = c * n0 - s * n1 - d * f1, s * n0 + c * n1 + d * f0, n2
-            l0, l1, l2 = c * f0 - s * f1, s * f0 + c * f1, f2
-            # then the constant transform: f' = R l, n' = R a + p x f'
-            g0 = r00 * l0 + r01 * l1 + r02 * l2
-            g1 = r10 * l0 + r11 * l1 + r12 * l2
-            g2 = r20 * l0 + r21 * l1 + r22 * l2
-            O[0, b] = W[p, WF, b] + r00 * a0 + r01 * a1 + r02 * a2 + (py * g2 - pz * g1)
-            O[1, b] = W[p, WF + 1, b] + r10 * a0 + r11 * a1 + r12 * a2 + (pz * g0 - px * g2)
-            O[2, b] = W[p, WF + 2, b] + r20 * a0 + r21 * a1 + r22 * a2 + (px * g1 - py * g0)
-            O[3, b] = W[p, WF + 3, b] + g0
-            O[4, b] = W[p, WF + 4, b] + g1
-            O[5, b] = W[p, WF + 5, b] + g2
+        if topo[i, TK] == REVOLUTE:
+            _wrench_to_parent(W, O, T, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                              px, py, pz, arm, True)
+        else:
+            _wrench_to_parent(W, O, T, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                              px, py, pz, arm, False)
         for b in range(B):
             W[i, WT, b] = T[0, b]
         for k in range(6):
