@@ -9,11 +9,16 @@ sine) or a translation along z, and S_i a unit column. The constant part of T_{p
 body's inertia are expressed in the turned frames once per model; tau_i = S_i^T F_i does not
 depend on the frame.
 
-Plan arrays (``batch_soa.soa_plan``): ``topo`` (nb + 1, NT) int64 and ``geo`` (nb + 1, NG)
-float64, row 0 the world (gravity in ``geo[0, GX:GX + 3]``), rows in topological order.
-Compiled with ``fastmath={'contract'}``: multiply-adds may fuse into FMAs (one rounding
-instead of two); nothing else of IEEE arithmetic is relaxed (NaN and Inf propagate, which the
-row check below relies on).
+Plan arrays (``build_plan``): ``topo`` (nb + 1, NT) int64 and ``geo`` (nb + 1, NG) float64,
+row 0 the world (gravity in ``geo[0, GX:GX + 3]``), rows in topological order.
+
+Vectorization: every state loop reads the heap scratch ``W`` and writes a small array on the
+stack (``_stack_array``), then copies it back; LLVM then needs no alias checks and turns each
+loop into zmm instructions (``benchmarks/bench_soa.py`` prints their count). Compiled with
+``fastmath={'contract'}``: a multiply and an add may fuse into an FMA (one rounding instead
+of two, ~1e-16 relative; the tests hold the result to 1e-12 of the unfused kernels); nothing
+else of IEEE arithmetic is relaxed, so NaN and Inf propagate to tau and a row's status is
+``x * 0`` summed over its inputs and torques (NaN exactly when one of them is not finite).
 """
 import math
 
@@ -26,7 +31,7 @@ from numba.np.arrayobj import populate_array
 from . import joints as J
 from . import layout as L
 
-#: states per block: one AVX-512 register of float64 is 8; two registers hide FMA latency
+#: states per block: two AVX-512 registers of float64 per operation (8 and 32 measured alike)
 B = 16
 
 # topo columns
@@ -378,9 +383,11 @@ def _refused(mi, mI, i):
 @njit(**_JIT)
 def build_plan(mi, mc, mI, topo, geo):
     """Fill (topo, geo) from the model arrays of ``layout.py``; returns 0, or 4 * row + why
-    for the first body row that the kernel does not serve (``_refused``). C_i turns e_z onto the joint axis a: columns
-    (c1, a x c1, a) with c1 = e_k x a normalized, e_k the principal axis least along a, so that
-    a principal axis gives a signed permutation (exact)."""
+    for the first body row that the kernel does not serve (``_refused``).
+
+    C_i turns e_z onto the joint axis a: columns (c1, a x c1, a) with c1 = e_k x a normalized,
+    e_k the principal axis least along a, so that a principal axis gives a signed permutation
+    (exact)."""
     n = mi.shape[0]
     C = np.zeros((n, 3, 3))
     for k in range(3):
