@@ -204,11 +204,14 @@ def test_unsupported_models_are_refused(make, says):
         inverse_dynamics_soa(m, Q, V, A)
     with pytest.raises(ldr.InputError, match=says.replace("(", r"\(")):
         soa_plan(m)
+    assert soa_plan(m, strict=False) is None
 
 
 def test_supported_models_say_so():
     for name in ROBOTS:
         assert soa_unsupported(model(name)) is None
+        topo, geo = soa_plan(model(name), strict=False)
+        np.testing.assert_array_equal(geo, soa_plan(model(name))[1])
 
 
 def test_empty_batch():

@@ -23,11 +23,12 @@ def soa_unsupported(model):
     return _plan(model)[1]
 
 
-def soa_plan(model):
+def soa_plan(model, strict=True):
     """(topo, geo) of ``kernels/soa.py`` for ``model`` (a few microseconds; pass it as
-    ``plan`` to reuse it); InputError when the model is not served."""
+    ``plan`` to reuse it). A model it does not serve raises InputError, or gives None when
+    not ``strict`` (a caller that falls back to the batched path)."""
     plan, why = _plan(model)
-    if why is not None:
+    if why is not None and strict:
         raise InputError(f"inverse_dynamics_soa: {why}; use ldr.inverse_dynamics")
     return plan
 
