@@ -147,6 +147,8 @@ def test_plan_reuse_and_input_forms():
                                                        np.hstack([A, A])[:, :m.nv]), ref)
     out = inverse_dynamics_soa(m, Q, V, A)
     assert out is not ref and out.flags.c_contiguous and out.shape == (10, m.nv)
+    with pytest.raises(ldr.InputError, match="plan was made for another model"):
+        inverse_dynamics_soa(m, Q, V, A, soa_plan(model("arm7")))
 
 
 @pytest.mark.parametrize("arg", ["q", "v", "a"])

@@ -18,6 +18,7 @@ from ..kernels import layout as L
 from ..kernels import soa as KS
 from . import batch
 
+
 def soa_unsupported(model):
     """None when ``inverse_dynamics_soa`` serves ``model``, else the reason (a sentence)."""
     return _plan(model)[1]
@@ -70,6 +71,8 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
     A row with NaN or Inf raises InputError naming the argument and the row; a finite row
     whose torques overflow float64 too."""
     topo, geo = soa_plan(model) if plan is None else plan
+    if topo.shape[0] != model.mi.shape[0]:
+        raise InputError("plan was made for another model: use soa_plan(model)")
     Q = _rows(q, model.nq, "q")
     N = Q.shape[0]
     V = _rows(v, model.nv, "v", N)
