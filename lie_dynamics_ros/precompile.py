@@ -46,7 +46,7 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.joint_kinematics",
                   "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.kernels.integrate",
                   "lie_dynamics_ros.kernels.derivatives", "lie_dynamics_ros.kernels.batch",
-                  "lie_dynamics_ros.kernels.constraints",
+                  "lie_dynamics_ros.kernels.constraints", "lie_dynamics_ros.kernels.soa",
                   "lie_dynamics_ros.algorithms.regressor",
                   "lie_dynamics_ros.control.controllers",
                   "lie_dynamics_ros.kernels.centroidal")

@@ -1,0 +1,97 @@
+"""Batched inverse dynamics on the structure-of-arrays kernel (``kernels/soa.py``).
+
+``inverse_dynamics_soa(model, Q, V, A)`` evaluates N states of a model whose joints are all
+revolute or prismatic (no mimic, no closed loop, no Python-defined joint) and returns (N, nv),
+equal to ``inverse_dynamics`` on the same rows to round-off. ``soa_unsupported(model)`` says
+why another model is refused (None when it is served); callers then use the batched path of
+``algorithms/batch.py``.
+
+The blocks of ``kernels.soa.B`` states are cut into one chunk per core and run on the batch
+pool's threads (the kernel releases the GIL). Each block copies its rows of Q, V, A into the
+kernel's state-innermost scratch and its torques back, so the inputs are read in place once.
+"""
+import numpy as np
+
+from ..errors import InputError
+from ..kernels import joints as J
+from ..kernels import layout as L
+from ..kernels import soa as KS
+from . import batch
+
+
+def soa_unsupported(model):
+    """None when ``inverse_dynamics_soa`` serves ``model``, else the reason (a sentence)."""
+    return _plan(model)[1]
+
+
+def soa_plan(model, strict=True):
+    """(topo, geo) of ``kernels/soa.py`` for ``model`` (a few microseconds; pass it as
+    ``plan`` to reuse it). A model it does not serve raises InputError, or gives None when
+    not ``strict`` (a caller that falls back to the batched path)."""
+    plan, why = _plan(model)
+    if why is not None and strict:
+        raise InputError(f"inverse_dynamics_soa: {why}; use ldr.inverse_dynamics")
+    return plan
+
+
+def _plan(model):
+    if model.loops:
+        return None, "the model has closed kinematic loops"
+    n = model.mi.shape[0]
+    topo, geo = np.zeros((n, KS.NT), dtype=np.int64), np.zeros((n, KS.NG))
+    code = KS.build_plan(model.mi, model.mc, model.mI, topo, geo)
+    if code == 0:
+        return (topo, geo), None
+    row, why = divmod(code, 4)
+    name = model.body_joint_names[row]
+    if why == KS.MIMIC:
+        return None, f"joint {name!r} is a mimic joint"
+    if why == KS.KIND:
+        kind = J.NAMES.get(int(model.mi[row, L.K]), "of another kind")
+        return None, f"joint {name!r} is {kind} (only revolute and prismatic joints)"
+    return None, f"the inertia of body {model.body_names[row - 1]!r} is not a rigid body's"
+
+
+def _rows(x, n, name, N=None):
+    if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous):
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
+    if x.ndim != 2 or x.shape[1] != n or (N is not None and x.shape[0] != N):
+        want = f"({'N' if N is None else N}, {n})"
+        raise InputError(f"batched {name} must have shape {want}, got {x.shape}")
+    return x
+
+
+def inverse_dynamics_soa(model, q, v, a, plan=None):
+    """tau (N, nv) for the states (N, nq), (N, nv), (N, nv): RNEA (Kim 2012, Table 2) with
+    gravity and the armature, f_ext none. ``plan``: ``soa_plan(model)``, to reuse across calls.
+
+    A row with NaN or Inf raises InputError naming the argument and the row; a finite row
+    whose torques overflow float64 too."""
+    topo, geo = soa_plan(model) if plan is None else plan
+    if topo.shape[0] != model.mi.shape[0]:
+        raise InputError("plan was made for another model: use soa_plan(model)")
+    Q = _rows(q, model.nq, "q")
+    N = Q.shape[0]
+    V = _rows(v, model.nv, "v", N)
+    A = _rows(a, model.nv, "a", N)
+    tau = np.empty((N, model.nv))
+    status = np.zeros(N, dtype=np.int64)
+    nblk = -(-N // KS.B)
+    chunks = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
+    bounds = [nblk * k // chunks for k in range(chunks + 1)]
+    futures = [batch.executor().submit(KS.rnea_soa, topo, geo, Q, V, A, tau, status, lo, hi)
+               for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    KS.rnea_soa(topo, geo, Q, V, A, tau, status, bounds[0], bounds[1])
+    for f in futures:
+        f.result()
+    if status.any():
+        r = int(np.flatnonzero(status)[0])
+        bad = [k for k, x in (("q", Q), ("v", V), ("a", A)) if not np.all(np.isfinite(x[r]))]
+        if bad:
+            raise InputError(f"row {r}: non-finite values (NaN or Inf) in {', '.join(bad)}")
+        raise InputError(f"row {r}: overflow: the inputs are finite but the result is not "
+                         "(velocities or positions too large for float64)")
+    return tau
