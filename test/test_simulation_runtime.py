@@ -312,24 +312,29 @@ def test_a_divergence_says_whether_any_command_came():
         assert logged(log, "Integration stopped")
 
 
-def test_lockstep_waits_once_for_a_silent_controller_then_keeps_its_pace():
-    """A controller that stops answering (disabled, stopped) costs one lockstep_timeout, said
-    once; the next command brings the wait for each answer back."""
+def test_lockstep_steps_once_per_timeout_of_a_silent_controller_and_says_so_once():
+    """A controller that stops answering (stalled, stopped) costs one lockstep_timeout per
+    step, said once; each step still waits for its answer, so a controller back from a stall
+    answers the state it missed (running on without it would hand its late commands to newer
+    states). The next command ends the silence."""
     rt, wall, log = make(initial_positions=READY, start_mode="immediate", lockstep=True,
                          lockstep_timeout=1.0)
     t0 = rt.tick().t_ns
     assert rt.tick() is None                                   # owed to the answer
     assert rt.joint_torques(np.zeros(7), t0) is not None      # answered: one step
-    assert rt.tick() is None                                   # waits for the next answer
-    wall.t += 1.01
-    assert rt.tick() is not None and rt.lockstep_timeouts == 1
-    for _ in range(50):                                        # no wall time passes
-        assert rt.tick() is not None
-    assert rt.sim.steps == 52 and rt.lockstep_timeouts == 1
-    assert len(logged(log, "until a command arrives again")) == 1
-    rt.joint_torques(np.zeros(7), rt.sim.t_ns - rt.dt_ns)      # a late answer: it is back
-    assert logged(log, "commands arrive again")
-    assert rt.tick() is None and rt.lockstep_waits == 3        # waits again
+    for k in range(1, 4):
+        assert rt.tick() is None                               # waits for the next answer
+        wall.t += 1.01
+        assert rt.tick() is not None and rt.lockstep_timeouts == k
+    assert rt.tick() is None                                   # and waits again
+    assert rt.sim.steps == 4
+    assert len(logged(log, "no command answered")) == 1
+    rt.joint_torques(np.zeros(7), rt.sim.t_ns)                 # the answer: it is back
+    assert logged(log, "commands arrive again") and rt.sim.steps == 5
+    assert rt.tick() is None                                   # lockstep as before
+    wall.t += 5.0
+    assert rt.tick() is not None
+    assert len(logged(log, "no command answered")) == 2        # a new silence, said again
 
 
 def test_an_exact_answer_counts_after_a_command_stamped_later():

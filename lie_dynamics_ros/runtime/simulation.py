@@ -10,10 +10,13 @@ message and publishing, without ROS.
   command or ``start_timeout`` wall seconds; ``immediate`` integrates from the first tick.
 - **Lockstep.** A tick steps only once a command answered the last published state
   (a ``joint_torques`` stamped with it, or any array when no stamped commands come), or
-  ``lockstep_timeout`` wall seconds passed; the answer takes the step the tick owed. After a
-  timeout the simulator stops waiting (said once) and steps with the last command until a
-  command arrives again: a controller that stops answering (disabled, stopped, restarting)
-  costs one timeout, not one per step.
+  ``lockstep_timeout`` wall seconds passed; the answer takes the step the tick owed. A
+  timeout steps once with the last command and the next step waits again: a controller
+  stalled for a few seconds (a loaded machine) catches up with the state it missed, where
+  running on without it would hand its late commands to newer states, a delay that makes the
+  arm's damping loop unstable. A silence is said once, until a command arrives again; the
+  controllers of this package answer every state (a disabled one with zero), so only a dead
+  or stalled controller costs a timeout per step.
 - **Commands.** Held until the watchdog (``command_timeout`` of simulation time) applies zero;
   clamped to the URDF effort limits. Both are ``safety.TorqueGuard`` with the zero fallback.
 - **Joint damping and friction** of the model (URDF ``<dynamics>``) act on the joints
@@ -104,7 +107,7 @@ class SimulationRuntime:
         self._tripped = False            # the watchdog applies zero (logged once per trip)
         self._answered = False           # lockstep: a command answered the last state
         self._owed = False               # lockstep: a tick waits for that answer
-        self._unanswered = False         # lockstep: timed out, not waiting until a command
+        self._unanswered = False         # lockstep: timed out, silence said, until a command
         self._published_ns = None
         self._published_wall = 0.0
         self._t_wall_start = self._rate_window = None
@@ -347,7 +350,7 @@ class SimulationRuntime:
         if self._started and not self.integrating:
             self._maybe_start()
         running = self._started and self.integrating and self.halted is None
-        if (running and self.p.lockstep and not self._answered and not self._unanswered
+        if (running and self.p.lockstep and not self._answered
                 and not self._lockstep_expired()):
             self.lockstep_waits += 1
             self._owed = True
@@ -399,11 +402,12 @@ class SimulationRuntime:
         if timeout <= 0 or self.wall() - self._published_wall < timeout:
             return False
         self.lockstep_timeouts += 1
-        self._unanswered = True
-        self.log("warning", "lockstep: no command answered the state of t = %.3f s within "
-                 "%.1f s; stepping with the last command, without waiting, until a command "
-                 "arrives again (is the controller running and enabled?)"
-                 % ((self._published_ns - self.sim.t0_ns) * 1e-9, timeout), key="lockstep")
+        if not self._unanswered:
+            self._unanswered = True
+            self.log("warning", "lockstep: no command answered the state of t = %.3f s within "
+                     "%.1f s; stepping with the last command once per %.1f s until a command "
+                     "arrives again (is the controller running?)"
+                     % ((self._published_ns - self.sim.t0_ns) * 1e-9, timeout, timeout))
         return True
 
     def _maybe_start(self):

@@ -21,9 +21,8 @@ PARAMS = [
           "adaptive_controller_node).", read_only=True),
     Param("lockstep_timeout", 1.0, "double",
           "With lockstep: wall seconds to wait for the answer before stepping with the last "
-          "command (the command watchdog then acts in simulation time); after such a timeout "
-          "the simulator stops waiting, says so once, and waits again from the next command "
-          "that arrives. 0 waits forever.",
+          "command (the command watchdog then acts in simulation time); the next step waits "
+          "again, and a silence is said once until a command arrives. 0 waits forever.",
           min=0.0),
     Param("integrator", "semi_implicit", "string",
           "Integrator on the configuration group: semi_implicit (symplectic Euler, default) or "
