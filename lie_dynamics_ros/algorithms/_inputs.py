@@ -1,9 +1,12 @@
 """Argument checking and the Python side of a kernel call (GENERAL joints, f_ext, status)."""
+import threading
+
 import numpy as np
 
 from ..conventions import rows_to_internal, to_internal
 from ..errors import InputError
 from ..kernels import layout as L
+from ..kernels import plan as P
 from ..kernels.joint_kinematics import joint_kinematics
 from ..lie import se3
 
@@ -32,6 +35,26 @@ def vec(x, n, name, batch=False):
     return a
 
 
+_entries_lock = threading.Lock()
+#: True once ``compile_entries`` ran: the entries of kernels/plan.py then accept their
+#: signatures only, and the public functions call them first
+entries_ready = False
+
+
+def compile_entries():
+    """Compile (or load from numba's cache) each entry of kernels/plan.py for its one
+    signature, then close it to every other argument type (a TypeError of the dispatch)."""
+    global entries_ready
+    if entries_ready:
+        return
+    with _entries_lock:
+        if not entries_ready:
+            for fn, sig in P.SIGNATURES:
+                fn.compile(sig)
+                fn.disable_compile()
+            entries_ready = True
+
+
 def data_for(model, data):
     """``data`` checked against ``model``, or this thread's Data of the model."""
     if data is None:
@@ -39,6 +62,8 @@ def data_for(model, data):
     if data.dv.shape[0] != model.mi.shape[0] or data.nv != model.nv:
         raise InputError(f"data was created for another model ({data!r}); use "
                          "model.create_data()")
+    if data.model_constants is not model.mc:
+        data.load_model(model)
     return data
 
 
