@@ -36,6 +36,10 @@ def test_the_entry_and_the_checked_path_give_the_same_bits(model):
         assert np.array_equal(ldr.nonlinear_effects(model, q, v),
                               ldr.inverse_dynamics(model, q, v, 0 * a, f_ext=zero_f))
         assert np.allclose(acc, a, atol=1e-8 * (1 + np.abs(a).max()))
+        for fn, x in ((ldr.inverse_dynamics_derivatives, a),
+                      (ldr.forward_dynamics_derivatives, tau)):
+            fast, checked = fn(model, q, v, x), fn(model, list(q), v, x)
+            assert all(np.array_equal(f, c) for f, c in zip(fast, checked))
 
 
 def test_the_entry_equals_the_python_joint_path():

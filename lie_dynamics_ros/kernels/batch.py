@@ -1,8 +1,8 @@
 """Row loops of the dynamics kernels: one compiled call evaluates the states lo..hi-1 on one
 Data (one worker thread). Each row gets its own status code, so a bad row is found by index.
 The rows run the per-state kernels as they are (armature and principal-axis joints included).
-numba's cache does not follow calls into other modules: edit this file when those kernels
-change, so that its cached rows are compiled again."""
+numba's cache does not follow calls into other modules: when kernels/dynamics.py or what it
+calls changes, edit this file too, so that its cached rows are compiled again with it."""
 from numba import njit
 
 from .dynamics import rnea, aba, crba, hybrid

@@ -10,6 +10,10 @@ explains the right action and why dexp^-1 is taken at -sigma). Free joints carry
 3-blocks by offset, so no permutation is needed here. Accelerations come from the articulated
 body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
 model's armature on M's diagonal (``kernels/dynamics.py``).
+
+numba's cache does not follow calls into other modules: when the kernels called from here
+change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file too, so that its
+cached kernels are compiled again with them.
 """
 import numpy as np
 from numba import njit

@@ -98,9 +98,10 @@ MPSI = _mat["MPSI"]; MPI = _mat["MPI"]; MD = _mat["MD"]; MTMP = _mat["MTMP"]  # 
 # arrays (copied in: a Data belongs to one model at a time) and the Data's. The dispatch cost of
 # numba grows with each array argument, and the named arrays above are views into this buffer.
 PLAN = ("NB", "NQ", "NVT", "O_MI", "O_FAIL", "O_PRESC", "O_MC", "O_MI6", "O_DV", "O_DM",
-        "O_TAU", "O_ZERO")
+        "O_TAU", "O_ZERO", "O_ACC")
 NH = len(PLAN)     # header words (int64)
-H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6, H_DV, H_DM, H_TAU, H_ZERO = range(NH)
+(H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6, H_DV, H_DM, H_TAU, H_ZERO,
+ H_ACC) = range(NH)
 
 
 def plan_offsets(nb, nv):
@@ -108,7 +109,7 @@ def plan_offsets(nb, nv):
     for nb bodies (universe included) and nv DOFs."""
     sizes = ((H_MI, nb * NI), (H_FAIL, 1), (H_PRESC, (nb + 7) // 8), (H_MC, nb * NMC),
              (H_MI6, nb * 36), (H_DV, nb * NDV), (H_DM, nb * NDM * 36), (H_TAU, nv),
-             (H_ZERO, nv))
+             (H_ZERO, nv), (H_ACC, nv))
     out, n = {}, NH
     for h, size in sizes:
         out[h] = n
