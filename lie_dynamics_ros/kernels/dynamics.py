@@ -133,6 +133,25 @@ def backward_wrenches(mi, dv, dm, Fs, tau):
 
 
 @njit(inline="always", **JIT)
+def _wrench_to_parent(dv, j, f):
+    """f <- Ad*_{T^-1} f = (R m + p x (R f), R f) with T = (R, p) of body j in its parent
+    (Kim eq. 42), in place, R and p read from dv[j] without row views."""
+    m0 = dv[j, WR] * f[0] + dv[j, WR + 1] * f[1] + dv[j, WR + 2] * f[2]
+    m1 = dv[j, WR + 3] * f[0] + dv[j, WR + 4] * f[1] + dv[j, WR + 5] * f[2]
+    m2 = dv[j, WR + 6] * f[0] + dv[j, WR + 7] * f[1] + dv[j, WR + 8] * f[2]
+    g0 = dv[j, WR] * f[3] + dv[j, WR + 1] * f[4] + dv[j, WR + 2] * f[5]
+    g1 = dv[j, WR + 3] * f[3] + dv[j, WR + 4] * f[4] + dv[j, WR + 5] * f[5]
+    g2 = dv[j, WR + 6] * f[3] + dv[j, WR + 7] * f[4] + dv[j, WR + 8] * f[5]
+    p0, p1, p2 = dv[j, WP], dv[j, WP + 1], dv[j, WP + 2]
+    f[0] = m0 + p1 * g2 - p2 * g1
+    f[1] = m1 + p2 * g0 - p0 * g2
+    f[2] = m2 + p0 * g1 - p1 * g0
+    f[3] = g0
+    f[4] = g1
+    f[5] = g2
+
+
+@njit(inline="always", **JIT)
 def _one_dof_columns(mi, mc, dv, dm, i, vi, S, Ic, f, tmp, M):
     """Column vi of M (and its mirror row) for a one-DOF joint i: f = Ic_i s_i carried to each
     ancestor j, M[j, i] = S_j^T f. A principal-axis s_i makes f a column of Ic_i and a
@@ -161,11 +180,7 @@ def _one_dof_columns(mi, mc, dv, dm, i, vi, S, Ic, f, tmp, M):
                 M[vi, vj + l] += acc
         pj = mi[j, P]
         if pj > 0:                              # f <- Ad*_{T^-1} f, into the parent frame
-            for r in range(6):
-                tmp[r] = 0.0
-            se3_Ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], f, tmp, 1.0)
-            for r in range(6):
-                f[r] = tmp[r]
+            _wrench_to_parent(dv, j, f)
         j = pj
 
 

@@ -55,8 +55,8 @@ def _unit_axis(kind, x, y, z):
 def _principal_axis(mc, dv, dm, i, u, x):
     """A revolute (u = 0-2) or prismatic (u = 3-5) joint about +-e_k, k = u mod 3: T = T_origin
     exp(x S), S = +-e_u, Sdot = 0. No Rodrigues and no 3x3 product: the rotation about e_k
-    mixes two columns of the origin's rotation (Pinocchio's JointModelRX/RY/RZ). Indexes the
-    arrays in place: a view per row costs numba a reference count."""
+    mixes two columns of the origin's rotation (Pinocchio's JointModelRX/RY/RZ, Carpentier et
+    al. 2019). Indexes the arrays in place: a view per row costs numba a reference count."""
     k = u % 3
     sg = mc[i, AX + k]                      # +1 or -1
     for r in range(6):

@@ -99,7 +99,7 @@ def invert_spd(A, n, out):
     return True
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def rigid_congruence_add(R, p, I, out):
     """out += X^T I X, X = Ad_{T^-1}, for a rigid-body (or composite) inertia
     I = [[I_o, [h]], [[h]^T, m 1]] (Kim eq. 22, h = m c): the parallel-axis form, ~100 flops
