@@ -77,9 +77,11 @@ def test_other_arrays_are_converted_never_reinterpreted():
     arm = bundled("arm7.urdf")
     q, v, a = _state(arm, 4)
     ldr.inverse_dynamics(arm, q, v, a)
-    assert _inputs.entries_ready
-    for fn, sig in P.SIGNATURES:
-        assert fn.signatures == [sig]
+    ldr.forward_dynamics(arm, q, v, a)
+    ldr.mass_matrix(arm, q)
+    for name in ("inverse_dynamics", "forward_dynamics", "mass_matrix"):
+        fn, sig = P.SIGNATURES[name]
+        assert getattr(_inputs.ready, name) and fn.signatures == [sig]
     with pytest.raises(TypeError):
         P.inverse_dynamics(arm.default_data().buf, np.arange(arm.nq), v, a, np.empty(arm.nv))
     qi = np.arange(arm.nq) % 2                       # int64 angles

@@ -37,11 +37,12 @@ def _urdf(tilt):
                    f'<mass value="{m}"/><inertia ixx="{ix + iy}" ixy="0.001" ixz="0" '
                    f'iyy="{iy + iz}" iyz="0" izz="{ix + iz}"/></inertial></link>')
         xyz, rpy = rng.normal(size=3) * 0.2, rng.uniform(-1.0, 1.0, 3)
+        ax = " ".join(repr(float(x)) for x in a)
         mim = f'<mimic joint="{mimic[0]}" multiplier="{mimic[1]}" offset="{mimic[2]}"/>' \
             if mimic else ""
         out.append(f'<joint name="{name}" type="{kind}"><parent link="l{k - 1}"/>'
                    f'<child link="l{k}"/><origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" '
-                   f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><axis xyz="{float(a[0])!r} {float(a[1])!r} {float(a[2])!r}"/>'
+                   f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><axis xyz="{ax}"/>'
                    f'<limit lower="-3" upper="3" effort="100" velocity="10"/>{mim}</joint>')
     out.append("</robot>")
     return "\n".join(out)

@@ -35,24 +35,28 @@ def vec(x, n, name, batch=False):
     return a
 
 
+class _Ready:
+    """Which entries of kernels/plan.py are compiled and closed to other argument types (one
+    attribute per entry name): the public functions call an entry first once it is."""
+    inverse_dynamics = forward_dynamics = mass_matrix = False
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = False
+
+
+ready = _Ready()
 _entries_lock = threading.Lock()
-#: True once ``compile_entries`` ran: the entries of kernels/plan.py then accept their
-#: signatures only, and the public functions call them first
-entries_ready = False
 
 
-def compile_entries():
-    """Compile (or load from numba's cache) each entry of kernels/plan.py for its one
+def compile_entry(name):
+    """Compile (or load from numba's cache) the entry ``name`` of kernels/plan.py for its one
     signature, then close it to every other argument type (a TypeError of the dispatch)."""
-    global entries_ready
-    if entries_ready:
+    if getattr(ready, name):
         return
     with _entries_lock:
-        if not entries_ready:
-            for fn, sig in P.SIGNATURES:
-                fn.compile(sig)
-                fn.disable_compile()
-            entries_ready = True
+        if not getattr(ready, name):
+            fn, sig = P.SIGNATURES[name]
+            fn.compile(sig)
+            fn.disable_compile()
+            setattr(ready, name, True)
 
 
 def data_for(model, data):

@@ -63,7 +63,8 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     """
     # float64 vectors: the compiled entry of kernels/plan.py (see algorithms/dynamics.py)
     if (q.__class__ is v.__class__ is a.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and _world_form and I.entries_ready and not model.has_general):
+            and f_ext is None and _world_form and I.ready.inverse_dynamics_derivatives
+            and not model.has_general):
         d = model.default_data() if data is None else data_for(model, data)
         out = np.empty((3, model.nv, model.nv))
         try:
@@ -71,7 +72,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
                 return out[0], out[1], out[2]
         except TypeError:
             pass
-    I.compile_entries()
+    I.compile_entry("inverse_dynamics_derivatives")
     _supported(model)
     n = model.nv
     d = data_for(model, data)
@@ -106,7 +107,7 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
     ``inverse_dynamics_derivatives``. With mimic joints M is not tree-sparse: dense solves.
     """
     if (q.__class__ is v.__class__ is tau.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and I.entries_ready and model.tree_aba):
+            and f_ext is None and I.ready.forward_dynamics_derivatives and model.tree_aba):
         d = model.default_data() if data is None else data_for(model, data)
         out = np.empty((3, model.nv, model.nv))
         try:
@@ -114,7 +115,7 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
                 return out[0], out[1], out[2]
         except TypeError:
             pass
-    I.compile_entries()
+    I.compile_entry("forward_dynamics_derivatives")
     _supported(model)
     n = model.nv
     d = data_for(model, data)

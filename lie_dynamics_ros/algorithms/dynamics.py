@@ -29,7 +29,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
     if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None
-            and I.entries_ready and not model.has_general):
+            and I.ready.inverse_dynamics and not model.has_general):
         d = model.default_data() if data is None else data_for(model, data)
         tau = np.empty(model.nv)
         try:
@@ -37,7 +37,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
                 return tau
         except TypeError:
             pass
-    I.compile_entries()
+    I.compile_entry("inverse_dynamics")
     qc, vc, ac = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
                   vec(a, model.nv, "a", True))
     if qc is None or vc is None or ac is None:
@@ -49,7 +49,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
 def mass_matrix(model, q, data=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
     (N, nq) gives (N, nv, nv)."""
-    if q.__class__ is _ND and q.ndim == 1 and I.entries_ready and not model.has_general:
+    if q.__class__ is _ND and q.ndim == 1 and I.ready.mass_matrix and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         M = np.empty((model.nv, model.nv))
         try:
@@ -57,7 +57,7 @@ def mass_matrix(model, q, data=None):
                 return M
         except TypeError:
             pass
-    I.compile_entries()
+    I.compile_entry("mass_matrix")
     qc = vec(q, model.nq, "q", True)
     if qc is None:
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
@@ -73,7 +73,7 @@ def mass_matrix(model, q, data=None):
 
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
-    if q.__class__ is _ND and q.ndim == 1 and I.entries_ready and not model.has_general:
+    if q.__class__ is _ND and q.ndim == 1 and I.ready.inverse_dynamics and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         tau = np.empty(model.nv)
         try:
@@ -81,6 +81,7 @@ def gravity_torques(model, q, data=None):
                 return tau
         except TypeError:
             pass
+    I.compile_entry("inverse_dynamics")
     qc = vec(q, model.nq, "q", True)
     if qc is None:
         z = np.zeros((np.shape(q)[0], model.nv))
@@ -93,7 +94,7 @@ def gravity_torques(model, q, data=None):
 
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
-    if (q.__class__ is v.__class__ is _ND and q.ndim == 1 and I.entries_ready
+    if (q.__class__ is v.__class__ is _ND and q.ndim == 1 and I.ready.inverse_dynamics
             and not model.has_general):
         d = model.default_data() if data is None else data_for(model, data)
         tau = np.empty(model.nv)
@@ -102,6 +103,7 @@ def nonlinear_effects(model, q, v, data=None):
                 return tau
         except TypeError:
             pass
+    I.compile_entry("inverse_dynamics")
     qc, vc = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
     if qc is None or vc is None:
         return batch.evaluate(model, "rnea", (q, v, np.zeros(np.shape(v))), None,
@@ -129,7 +131,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
     if (q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None
-            and I.entries_ready and model.tree_aba):
+            and I.ready.forward_dynamics and model.tree_aba):
         d = model.default_data() if data is None else data_for(model, data)
         acc = np.empty(model.nv)
         try:
@@ -137,7 +139,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
                 return acc
         except TypeError:
             pass
-    I.compile_entries()
+    I.compile_entry("forward_dynamics")
     qc, vc, tc = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
                   vec(tau, model.nv, "tau", True))
     if qc is None or vc is None or tc is None:

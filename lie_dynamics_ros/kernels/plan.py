@@ -5,7 +5,7 @@ out by ``layout.plan_offsets``) carries the model and the work memory, so that I
 The kernels run on views without reference counts (kernels/views.py) of the buffer and of
 the arguments. Each entry checks the input lengths against the buffer's header (status
 BAD_SIZE) before it reads them. The dispatchers accept exactly the signatures compiled by
-``algorithms/_inputs.compile_entries`` (``SIGNATURES``: C-contiguous float64 arrays): any other
+``algorithms/_inputs.compile_entry`` (``SIGNATURES``: C-contiguous float64 arrays): any other
 array (int64, strided, 2-D, read-only) or a list is a ``TypeError`` of numba's dispatch, never
 a reinterpretation, and the Python caller then takes its checked path.
 """
@@ -118,7 +118,11 @@ def forward_dynamics_derivatives(buf, q, v, tau, out):
 _VEC = types.Array(types.float64, 1, "C")
 _MAT = types.Array(types.float64, 2, "C")
 _MATS = types.Array(types.float64, 3, "C")
-SIGNATURES = ((inverse_dynamics, (_VEC,) * 5), (forward_dynamics, (_VEC,) * 5),
-              (mass_matrix, (_VEC, _VEC, _MAT)),
-              (inverse_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
-              (forward_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)))
+#: the one signature each entry is compiled for, by entry name
+SIGNATURES = {
+    "inverse_dynamics": (inverse_dynamics, (_VEC,) * 5),
+    "forward_dynamics": (forward_dynamics, (_VEC,) * 5),
+    "mass_matrix": (mass_matrix, (_VEC, _VEC, _MAT)),
+    "inverse_dynamics_derivatives": (inverse_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
+    "forward_dynamics_derivatives": (forward_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
+}
