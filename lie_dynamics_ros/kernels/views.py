@@ -10,7 +10,7 @@ kernels return status codes only).
 from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array, populate_array
 
 
@@ -53,3 +53,15 @@ def bare(typingctx, x):
                        itemsize=src.itemsize, meminfo=None, parent=src.parent)
         return impl_ret_borrowed(context, builder, ret, out._getvalue())
     return ret(x), codegen
+
+
+def unref(x):
+    """``bare(x)`` for a C-contiguous array, ``x`` itself for anything else (compiled only)."""
+    raise NotImplementedError("unref is compiled only")
+
+
+@overload(unref, inline="always")
+def _unref(x):
+    if isinstance(x, types.Array) and x.layout == "C":
+        return lambda x: bare(x)
+    return lambda x: x
