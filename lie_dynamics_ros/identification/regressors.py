@@ -9,8 +9,8 @@ Base parameters: a regressor has structurally dependent columns (a body whose mo
 shows a parameter, bodies whose parameters only appear summed). QR with column pivoting of the
 column-normalized regressor of random states (Gautier 1991) keeps the columns with
 |R_kk| > BASE_RTOL |R_00| (joint terms weighted by JOINT_TERM_WEIGHT, so that a body
-parameter is kept before an equivalent joint term); each base parameter is its column plus a fixed combination of the
-dropped ones, beta = theta_B + K theta_D with K = R_11^{-1} R_12.
+parameter is kept before an equivalent joint term); each base parameter is its column plus a
+fixed combination of the dropped ones, beta = theta_B + K theta_D with K = R_11^{-1} R_12.
 """
 import numpy as np
 
