@@ -13,7 +13,8 @@ arms (floating base, nv = 45) from example-robot-data it times
                       their best thread count (1..cores), per state
 
 with ``timeit`` after a warm-up (numba compilation happens there), and prints the median
-microseconds per call over the repeats and the ratio ours / Pinocchio.  Pinocchio is optional:
+microseconds per call over the repeats and the ratio ours / Pinocchio (single calls: the median
+ratio of neighbouring 0.2 ms slices, see ``time_ratio``).  Pinocchio is optional:
 without it only our timings are printed.  ``make bench`` runs it (``BENCH_ARGS=...``).
 """
 from __future__ import annotations
@@ -62,6 +63,25 @@ def _versions():
     return out
 
 
+def _vector_width():
+    """(bits, instruction set) of the widest double-precision vector unit /proc/cpuinfo lists."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+            else:
+                flags = set()
+    except OSError:
+        flags = set()
+    for bits, flag, name in ((512, "avx512f", "AVX-512F"), (256, "avx2", "AVX2"),
+                             (256, "avx", "AVX"), (128, "sse2", "SSE2")):
+        if flag in flags:
+            return bits, name
+    return 0, "unknown"
+
+
 def _cpu_name():
     try:
         with open("/proc/cpuinfo") as fh:
@@ -97,6 +117,24 @@ def time_calls(fns, repeat, target_s):
         for k, (t, n) in enumerate(zip(timers, numbers)):
             runs[k].append(t.timeit(n) / n)
     return [statistics.median(r) for r in runs]
+
+
+def time_ratio(ours, theirs, repeat, target_s, slice_s=2e-4):
+    """(median ours, median theirs, median ratio ours / theirs) over ``repeat * target_s /
+    slice_s`` alternating slices of ~``slice_s`` each: on a shared machine the load changes
+    within milliseconds, and the ratio of two neighbouring short slices is far steadier than
+    the ratio of two medians."""
+    for fn in (ours, theirs):
+        for _ in range(3):  # warm-up: numba compilation, caches
+            fn()
+    timers = [timeit.Timer(ours), timeit.Timer(theirs)]
+    numbers = [_calibrate(t, slice_s) for t in timers]
+    runs = [[], []]
+    for _ in range(max(repeat, int(repeat * target_s / slice_s))):
+        for k, (t, n) in enumerate(zip(timers, numbers)):
+            runs[k].append(t.timeit(n) / n)
+    return (statistics.median(runs[0]), statistics.median(runs[1]),
+            statistics.median(a / b for a, b in zip(*runs)))
 
 
 def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
@@ -142,11 +180,10 @@ def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
     for name, fn in ours.items():
         if name in theirs:
             pname, pfn = theirs[name]
-            t_ours, t_pin = time_calls([fn, pfn], repeat, target_s)
-            rows.append((name, pname, t_ours, t_pin))
+            rows.append((name, pname) + time_ratio(fn, pfn, repeat, target_s))
         else:
             (t_ours,) = time_calls([fn], repeat, target_s)
-            rows.append((name, "-", t_ours, None))
+            rows.append((name, "-", t_ours, None, None))
     return model, rows, check
 
 
@@ -174,7 +211,8 @@ def bench_batched(model, pm, mp, repeat, target_s, rng, n_states=1000):
         times = time_calls(fns, repeat, target_s)
         best = int(np.argmin(times[1:]))
         pname = "pin.%sInParallel(%d thr)" % ("rnea" if "ID" in name else "aba", best + 1)
-        rows.append((name + " /state", pname, times[0] / n_states, times[1 + best] / n_states))
+        rows.append((name + " /state", pname, times[0] / n_states, times[1 + best] / n_states,
+                     times[0] / times[1 + best]))
     return rows
 
 
@@ -190,6 +228,8 @@ def main(argv=None):
     info = _versions()
     print("lie_dynamics_ros benchmark")
     print("  machine   : %s | %s | %d CPUs" % (info["machine"], info["cpu"], os.cpu_count() or 0))
+    bits, isa = _vector_width()
+    print("  vectors   : %d bit (%s), %d doubles per instruction" % (bits, isa, bits // 64))
     print("  python %s  numpy %s  numba %s  pinocchio %s" % (
         info["python"], info["numpy"], info["numba"], info["pinocchio"]))
     print("  median of %d repeats of ~%.0f ms each (ours and Pinocchio interleaved), after warm-up "
@@ -216,12 +256,12 @@ def main(argv=None):
                                              "ours/pin")
         print(hdr)
         print("-" * len(hdr))
-        for name, pname, t_ours, t_pin in rows:
+        for name, pname, t_ours, t_pin, ratio in rows:
             if t_pin is None:
                 print("%-24s %12.2f  %-30s %12s %9s" % (name, t_ours * 1e6, pname, "-", "-"))
             else:
                 print("%-24s %12.2f  %-30s %12.2f %9.2f" % (name, t_ours * 1e6, pname, t_pin * 1e6,
-                                                            t_ours / t_pin))
+                                                            ratio))
         if check:
             print("  (same results: max |tau - rnea| %.1e, max |M - crba| %.1e)" % (
                 check["inverse_dynamics"], check["mass_matrix"]))

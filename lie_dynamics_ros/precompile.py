@@ -44,7 +44,8 @@ from .resources import bundled_urdf
 #: modules holding cached numba kernels
 KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spatial",
                   "lie_dynamics_ros.kernels.joint_kinematics",
-                  "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.kernels.integrate",
+                  "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.kernels.plan",
+                  "lie_dynamics_ros.kernels.integrate",
                   "lie_dynamics_ros.kernels.derivatives", "lie_dynamics_ros.kernels.batch",
                   "lie_dynamics_ros.kernels.constraints", "lie_dynamics_ros.kernels.soa",
                   "lie_dynamics_ros.algorithms.regressor",

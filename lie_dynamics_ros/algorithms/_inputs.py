@@ -1,9 +1,12 @@
 """Argument checking and the Python side of a kernel call (GENERAL joints, f_ext, status)."""
+import threading
+
 import numpy as np
 
 from ..conventions import rows_to_internal, to_internal
 from ..errors import InputError
 from ..kernels import layout as L
+from ..kernels import plan as P
 from ..kernels.joint_kinematics import joint_kinematics
 from ..lie import se3
 
@@ -32,6 +35,30 @@ def vec(x, n, name, batch=False):
     return a
 
 
+class _Ready:
+    """Which entries of kernels/plan.py are compiled and closed to other argument types (one
+    attribute per entry name): the public functions call an entry first once it is."""
+    inverse_dynamics = forward_dynamics = mass_matrix = False
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = False
+
+
+ready = _Ready()
+_entries_lock = threading.Lock()
+
+
+def compile_entry(name):
+    """Compile (or load from numba's cache) the entry ``name`` of kernels/plan.py for its one
+    signature, then close it to every other argument type (a TypeError of the dispatch)."""
+    if getattr(ready, name):
+        return
+    with _entries_lock:
+        if not getattr(ready, name):
+            fn, sig = P.SIGNATURES[name]
+            fn.compile(sig)
+            fn.disable_compile()
+            setattr(ready, name, True)
+
+
 def data_for(model, data):
     """``data`` checked against ``model``, or this thread's Data of the model."""
     if data is None:
@@ -39,6 +66,8 @@ def data_for(model, data):
     if data.dv.shape[0] != model.mi.shape[0] or data.nv != model.nv:
         raise InputError(f"data was created for another model ({data!r}); use "
                          "model.create_data()")
+    if data.model_constants is not model.mc:
+        data.load_model(model)
     return data
 
 

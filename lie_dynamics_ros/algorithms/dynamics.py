@@ -8,9 +8,19 @@ import numpy as np
 from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
+from ..kernels import plan as P
 from . import batch
+from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
 
+_ND = np.ndarray
+
+
+# The public calls first try the compiled entry of kernels/plan.py with the arguments as given:
+# numba's dispatch admits C-contiguous float64 vectors only and the entry checks their lengths,
+# so that a float64 state costs a few attribute reads here. Anything else (lists, int arrays,
+# batches, f_ext, Python joints, a bad status) takes the checked path, which converts, evaluates
+# batches and names the argument at fault.
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext.
@@ -18,6 +28,16 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
+    if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None
+            and I.ready.inverse_dynamics and not model.has_general):
+        d = model.default_data() if data is None else data_for(model, data)
+        tau = np.empty(model.nv)
+        try:
+            if P.inverse_dynamics(d.buf, q, v, a, tau) == 0:
+                return tau
+        except TypeError:
+            pass
+    I.compile_entry("inverse_dynamics")
     qc, vc, ac = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
                   vec(a, model.nv, "a", True))
     if qc is None or vc is None or ac is None:
@@ -29,6 +49,15 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
 def mass_matrix(model, q, data=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
     (N, nq) gives (N, nv, nv)."""
+    if q.__class__ is _ND and q.ndim == 1 and I.ready.mass_matrix and not model.has_general:
+        d = model.default_data() if data is None else data_for(model, data)
+        M = np.empty((model.nv, model.nv))
+        try:
+            if P.mass_matrix(d.buf, q, M) == 0:
+                return M
+        except TypeError:
+            pass
+    I.compile_entry("mass_matrix")
     qc = vec(q, model.nq, "q", True)
     if qc is None:
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
@@ -44,6 +73,15 @@ def mass_matrix(model, q, data=None):
 
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
+    if q.__class__ is _ND and q.ndim == 1 and I.ready.inverse_dynamics and not model.has_general:
+        d = model.default_data() if data is None else data_for(model, data)
+        tau = np.empty(model.nv)
+        try:
+            if P.inverse_dynamics(d.buf, q, d.zero_v, d.zero_v, tau) == 0:
+                return tau
+        except TypeError:
+            pass
+    I.compile_entry("inverse_dynamics")
     qc = vec(q, model.nq, "q", True)
     if qc is None:
         z = np.zeros((np.shape(q)[0], model.nv))
@@ -56,6 +94,16 @@ def gravity_torques(model, q, data=None):
 
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
+    if (q.__class__ is v.__class__ is _ND and q.ndim == 1 and I.ready.inverse_dynamics
+            and not model.has_general):
+        d = model.default_data() if data is None else data_for(model, data)
+        tau = np.empty(model.nv)
+        try:
+            if P.inverse_dynamics(d.buf, q, v, d.zero_v, tau) == 0:
+                return tau
+        except TypeError:
+            pass
+    I.compile_entry("inverse_dynamics")
     qc, vc = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
     if qc is None or vc is None:
         return batch.evaluate(model, "rnea", (q, v, np.zeros(np.shape(v))), None,
@@ -82,6 +130,16 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     A model with mimic joints couples bodies outside the tree recursion; it is solved through
     M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
+    if (q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None
+            and I.ready.forward_dynamics and model.tree_aba):
+        d = model.default_data() if data is None else data_for(model, data)
+        acc = np.empty(model.nv)
+        try:
+            if P.forward_dynamics(d.buf, q, v, tau, acc) == 0:
+                return acc
+        except TypeError:
+            pass
+    I.compile_entry("forward_dynamics")
     qc, vc, tc = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
                   vec(tau, model.nv, "tau", True))
     if qc is None or vc is None or tc is None:

@@ -8,8 +8,9 @@ torque is linear in all of them (Atkeson, An & Hollerbach 1986; Gautier & Khalil
 Base parameters: a regressor has structurally dependent columns (a body whose motion never
 shows a parameter, bodies whose parameters only appear summed). QR with column pivoting of the
 column-normalized regressor of random states (Gautier 1991) keeps the columns with
-|R_kk| > BASE_RTOL |R_00|; each base parameter is its column plus a fixed combination of the
-dropped ones, beta = theta_B + K theta_D with K = R_11^{-1} R_12.
+|R_kk| > BASE_RTOL |R_00| (joint terms weighted by JOINT_TERM_WEIGHT, so that a body
+parameter is kept before an equivalent joint term); each base parameter is its column plus a
+fixed combination of the dropped ones, beta = theta_B + K theta_D with K = R_11^{-1} R_12.
 """
 import numpy as np
 
@@ -20,6 +21,10 @@ from ..algorithms.regressor import N_PARAMS, parameter_names, regressor
 BASE_RTOL = 1e-8
 #: a column whose norm is below this fraction of the largest is round-off, not a parameter
 ZERO_COLUMN = 1e-10
+#: weight of the joint terms (friction, armature) in the pivoting: where a joint term and a
+#: body parameter are alternatives (a joint's armature and its body's inertia about the axis)
+#: the body parameter is kept, whatever round-off says
+JOINT_TERM_WEIGHT = 0.5
 
 
 def joint_terms(model):
@@ -74,17 +79,19 @@ def base_columns(model, friction, armature, samples=None, seed=0):
     norms = np.linalg.norm(W, axis=0)
     # a column of round-off (a parameter no torque shows) normalized would look independent
     live = norms > ZERO_COLUMN * norms.max()
-    Wn = W[:, live] / norms[live]
+    joint_term = np.arange(ncols) >= N_PARAMS * model.njoints
+    scale = norms / np.where(joint_term, JOINT_TERM_WEIGHT, 1.0)
+    Wn = W[:, live] / scale[live]
     _, R, piv = qr(Wn, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
     r = int(np.sum(d > BASE_RTOL * d[0]))
     cols = np.flatnonzero(live)
     B, D = cols[piv[:r]], np.concatenate([cols[piv[r:]], np.flatnonzero(~live)])
-    # K in the original (unnormalized) units: W_D = W_B K
+    # K in the original (unscaled) units: W_D = W_B K
     K = np.zeros((r, D.size))
     dep = cols[piv[r:]]
     if r and dep.size:
-        K[:, :dep.size] = (solve_triangular(R[:r, :r], R[:r, r:]) * norms[dep]
-                           / norms[B][:, None])
+        K[:, :dep.size] = (solve_triangular(R[:r, :r], R[:r, r:]) * scale[dep]
+                           / scale[B][:, None])
     order = np.argsort(B)
     return B[order], D, K[order]

@@ -16,6 +16,10 @@ constant S (revolute, prismatic, free, ball; no mimic), ``world_directions`` eva
 table for all directions at once in the world frame (subtree sums become composite matrices),
 which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print Ad*_{T_{i,k}} in places; the children's wrenches travel with
 Ad*_{T^-1_{i,k}}, whose derivative is Kim eq. (88): d Ad*_{T^-1}/dp = -Ad*_{T^-1} ad*_{dh}.
+
+numba's cache does not follow calls into other modules: when the kernels called from here
+change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file too, so that its
+cached kernels are compiled again with them.
 """
 import numpy as np
 from numba import njit

@@ -7,13 +7,14 @@ and returns a status code.
 import numpy as np
 from numba import njit
 
-from .layout import (P, VI, NV, G, ARM, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP,
+from .layout import (P, K, VI, NV, G, ARM, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP,
                      TMP2, FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
                      BAD_MASK, OVERFLOW)
 from .jit import JIT
 from .lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
-from .spatial import mat_vec, matT_vec, block_congruence_add, rigid_congruence_add, invert_spd
-from .joint_kinematics import joint_kinematics
+from .spatial import (mat_vec, matT_vec, symmetric_congruence_add, rigid_congruence_add,
+                      invert_spd)
+from .joint_kinematics import joint_kinematics, unit_row
 
 
 @njit(inline="always", **JIT)
@@ -44,6 +45,15 @@ def _velocities(mi, mc, mI, dv, dm, v, with_eta):
             for k in range(6):
                 eta[k] = c[SDV + k]
             se3_ad_add(Vi, Sq, eta, 1.0)
+
+
+@njit(inline="always", **JIT)
+def copy6(src, dst):
+    """dst = src (6x6): explicit loops, which numba compiles to plain moves (a slice
+    assignment goes through its general broadcasting copy)."""
+    for r in range(6):
+        for cc in range(6):
+            dst[r, cc] = src[r, cc]
 
 
 @njit(inline="always", **JIT)
@@ -122,6 +132,58 @@ def backward_wrenches(mi, dv, dm, Fs, tau):
             se3_Ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], Fs[i], Fs[p], 1.0)
 
 
+@njit(inline="always", **JIT)
+def _wrench_to_parent(dv, j, f):
+    """f <- Ad*_{T^-1} f = (R m + p x (R f), R f) with T = (R, p) of body j in its parent
+    (Kim eq. 42), in place, R and p read from dv[j] without row views."""
+    m0 = dv[j, WR] * f[0] + dv[j, WR + 1] * f[1] + dv[j, WR + 2] * f[2]
+    m1 = dv[j, WR + 3] * f[0] + dv[j, WR + 4] * f[1] + dv[j, WR + 5] * f[2]
+    m2 = dv[j, WR + 6] * f[0] + dv[j, WR + 7] * f[1] + dv[j, WR + 8] * f[2]
+    g0 = dv[j, WR] * f[3] + dv[j, WR + 1] * f[4] + dv[j, WR + 2] * f[5]
+    g1 = dv[j, WR + 3] * f[3] + dv[j, WR + 4] * f[4] + dv[j, WR + 5] * f[5]
+    g2 = dv[j, WR + 6] * f[3] + dv[j, WR + 7] * f[4] + dv[j, WR + 8] * f[5]
+    p0, p1, p2 = dv[j, WP], dv[j, WP + 1], dv[j, WP + 2]
+    f[0] = m0 + p1 * g2 - p2 * g1
+    f[1] = m1 + p2 * g0 - p0 * g2
+    f[2] = m2 + p0 * g1 - p1 * g0
+    f[3] = g0
+    f[4] = g1
+    f[5] = g2
+
+
+@njit(inline="always", **JIT)
+def _one_dof_columns(mi, mc, dv, dm, i, vi, S, Ic, f, tmp, M):
+    """Column vi of M (and its mirror row) for a one-DOF joint i: f = Ic_i s_i carried to each
+    ancestor j, M[j, i] = S_j^T f. A principal-axis s_i makes f a column of Ic_i and a
+    principal-axis S_j makes S_j^T f one entry of f (kernels/joint_kinematics.unit_row)."""
+    u = unit_row(mi[i, K], mc[i])
+    if u >= 0:
+        su = S[u, 0]
+        for r in range(6):
+            f[r] = Ic[r, u] * su
+    else:
+        mat_vec(Ic, S[:, 0], f, 6, False)
+    j = i
+    while j > 0:
+        vj, nvj = mi[j, VI], mi[j, NV]
+        Sj = dm[j, MS]
+        uj = unit_row(mi[j, K], mc[j]) if nvj == 1 else -1
+        for l in range(nvj):
+            if uj >= 0:
+                acc = Sj[uj, 0] * f[uj]
+            else:
+                acc = 0.0
+                for r in range(6):
+                    acc += Sj[r, l] * f[r]
+            M[vj + l, vi] += acc
+            if j != i:
+                M[vi, vj + l] += acc
+        pj = mi[j, P]
+        if pj > 0:                              # f <- Ad*_{T^-1} f, into the parent frame
+            _wrench_to_parent(dv, j, f)
+        j = pj
+
+
 @njit(**JIT)
 def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
     """Mass matrix by composite rigid bodies: M[cj, ci] += S_j^T X^T ... Ic_i S_i.
@@ -135,16 +197,21 @@ def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
     tmp = dv[0, TMP2:TMP2 + 6]
     Fc = dm[0, MTMP]
     for i in range(1, nj + 1):
-        dm[i, MIH, :, :] = mI[i]
+        copy6(mI[i], dm[i, MIH])
     for i in range(nj, 0, -1):
         p = mi[i, P]
         if p > 0:   # composite inertias are rigid-body inertias: the cheap parallel-axis form
             rigid_congruence_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], dm[i, MIH], dm[p, MIH])
-    M[:, :] = 0.0
+    for r in range(M.shape[0]):
+        for cc in range(M.shape[1]):
+            M[r, cc] = 0.0
     for i in range(1, nj + 1):
         vi, nv = mi[i, VI], mi[i, NV]
         S = dm[i, MS]
         Ic = dm[i, MIH]
+        if nv == 1:
+            _one_dof_columns(mi, mc, dv, dm, i, vi, S, Ic, col, tmp, M)
+            continue
         for k in range(nv):                     # Fc = Ic S_i
             for r in range(6):
                 acc = 0.0
@@ -180,6 +247,45 @@ def crba(mi, mc, mI, dv, dm, q, zero_v, M, kin):
     return OK
 
 
+@njit(inline="always", **JIT)
+def _one_dof_articulation(Ih, S, U, D, Psi, Pi, beta, tau_i, arm, u):
+    """The articulation step of Kim Table 3 for a one-DOF joint: U = I^ s, D = s^T U + armature,
+    beta += U (tau_i - s^T beta) / D, Pi = I^ - U U^T / D. With ``u`` >= 0, s = S[u] e_u
+    (kernels/joint_kinematics.unit_row): U is a column of I^ and no 6x6 product is needed (the
+    same numbers, as the general sums only add zero products). False if D is not positive."""
+    if u >= 0:
+        su = S[u, 0]
+        for r in range(6):
+            U[r, 0] = Ih[r, u] * su
+        d = su * U[u, 0]
+        r_ = tau_i - su * beta[u]
+    else:
+        for r in range(6):
+            acc = 0.0
+            for cc in range(6):
+                acc += Ih[r, cc] * S[cc, 0]
+            U[r, 0] = acc
+        d = 0.0
+        r_ = tau_i
+        for r in range(6):
+            d += S[r, 0] * U[r, 0]
+            r_ -= S[r, 0] * beta[r]
+    d += arm
+    D[0, 0] = d
+    if not d > 1e-300:
+        return False
+    psi = 1.0 / d
+    Psi[0, 0] = psi
+    x = psi * r_
+    for r in range(6):
+        beta[r] += U[r, 0] * x
+    for r in range(6):
+        ur = U[r, 0] * psi
+        for cc in range(6):
+            Pi[r, cc] = Ih[r, cc] - ur * U[cc, 0]
+    return True
+
+
 @njit(**JIT)
 def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
     """Backward pass of Kim Tables 3/4: I^_i, B^_i, Pi_i, beta_i (children first)."""
@@ -187,7 +293,7 @@ def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
     col = dv[0, TMP2:TMP2 + 6]
     for i in range(1, nj + 1):
         c = dv[i]
-        dm[i, MIH, :, :] = mI[i]
+        copy6(mI[i], dm[i, MIH])
         Bh = c[BH:BH + 6]
         IV = c[TMP:TMP + 6]
         mat_vec(mI[i], c[V:V + 6], IV, 6, False)
@@ -213,6 +319,11 @@ def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
             mat_vec(Ih, c[QDD:QDD + 6], col, 6, False)      # QDD holds S qdd_i here
             for k in range(6):
                 beta[k] += col[k]
+        elif nv == 1:
+            if not _one_dof_articulation(Ih, S, dm[i, MU], dm[i, MD], dm[i, MPSI], Pi, beta,
+                                         tau[vi], mc[i, ARM], unit_row(mi[i, K], mc[i])):
+                failed[0] = i
+                return SINGULAR
         else:
             U = dm[i, MU]
             Psi = dm[i, MPSI]
@@ -255,8 +366,7 @@ def _articulated_backward(mi, mc, mI, dv, dm, tau, presc, failed, use_fext):
                     Pi[r, cc] = acc
         p = mi[i, P]
         if p > 0:
-            block_congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, dm[p, MIH], dm[0, MTMP],
-                                 dm[0, MD])
+            symmetric_congruence_add(c[WR:WR + 9], c[WP:WP + 3], Pi, dm[p, MIH], dm[0, MTMP])
             se3_Ad_inv_T_add(c[WR:WR + 9], c[WP:WP + 3], beta, dv[p, BH:BH + 6], 1.0)
     return OK
 

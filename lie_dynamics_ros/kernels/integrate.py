@@ -10,6 +10,10 @@ explains the right action and why dexp^-1 is taken at -sigma). Free joints carry
 3-blocks by offset, so no permutation is needed here. Accelerations come from the articulated
 body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
 model's armature on M's diagonal (``kernels/dynamics.py``).
+
+numba's cache does not follow calls into other modules: when the kernels called from here
+change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file too, so that its
+cached kernels are compiled again with them.
 """
 import numpy as np
 from numba import njit
@@ -17,6 +21,7 @@ from numba import njit
 from . import joints as J
 from .dynamics import aba, hybrid
 from .jit import JIT
+from .views import unref
 from .layout import K, QI, VI, NQ, MIMIC, OK
 from .lie import (cross, left_jacobian_apply, quat_exp, quat_multiply, quat_to_rot, se3_exp,
                   se3_dexp_inv, so3_dexp_inv_apply)
@@ -151,6 +156,16 @@ def _exp_act(mi, xi, q, v, q_out, v_out):
 @njit(**JIT)
 def step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
          q_out, v_out):
+    """``_step`` on views of the arrays without reference counts (kernels/views.py: the caller
+    holds the arrays for the whole call)."""
+    return _step(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), method, unref(ta),
+                 unref(tb), unref(q), unref(v), h, unref(tau), unref(a_pres), unref(mask),
+                 unref(presc), unref(failed), unref(wk), unref(q_out), unref(v_out))
+
+
+@njit(**JIT)
+def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
+          q_out, v_out):
     """One step of ``method`` from (q, v) to (q_out, v_out) (they may alias q, v).
 
     method: SEMI_IMPLICIT (v+ = v + h a, q+ = q (+) h v+), RKMK (exact dexp^-1 on the Butcher
@@ -230,13 +245,22 @@ def step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc, 
 @njit(**JIT)
 def rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q, V,
             done):
+    """``_rollout`` on views of the arrays without reference counts (as ``step``)."""
+    return _rollout(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), method, unref(ta),
+                    unref(tb), h, unref(tau), unref(a_pres), unref(mask), unref(presc),
+                    unref(failed), unref(wk), unref(Q), unref(V), unref(done))
+
+
+@njit(**JIT)
+def _rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q, V,
+             done):
     """Q[k + 1], V[k + 1] = step(Q[k], V[k]) for k = 0 .. len(Q) - 2; Q[0], V[0] hold the initial
     state. Stops at the first failing step: done[0] = the number of steps taken. Returns the
     status of that step (OK if all ran)."""
     done[0] = 0
     for k in range(Q.shape[0] - 1):
-        st = step(mi, mc, mI, dv, dm, method, ta, tb, Q[k], V[k], h, tau, a_pres, mask, presc,
-                  failed, wk, Q[k + 1], V[k + 1])
+        st = _step(mi, mc, mI, dv, dm, method, ta, tb, Q[k], V[k], h, tau, a_pres, mask, presc,
+                   failed, wk, Q[k + 1], V[k + 1])
         if st != OK:
             return st
         done[0] = k + 1
@@ -247,7 +271,15 @@ def rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, fai
 def rollout_rows(mi, mc, mI, dv, dm, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk, Q,
                  V, status, done, lo, hi):
     """``rollout`` of the trajectories lo .. hi - 1: Q (N, n + 1, nq), V (N, n + 1, nv), TAU
-    (N, nv); per-row status and steps taken."""
+    (N, nv); per-row status and steps taken. Runs on views without reference counts."""
+    _rollout_rows(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), method, unref(ta),
+                  unref(tb), h, unref(TAU), unref(a_pres), unref(mask), unref(presc),
+                  unref(failed), unref(wk), unref(Q), unref(V), status, done, lo, hi)
+
+
+@njit(**JIT)
+def _rollout_rows(mi, mc, mI, dv, dm, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk, Q,
+                  V, status, done, lo, hi):
     for r in range(lo, hi):
-        status[r] = rollout(mi, mc, mI, dv, dm, method, ta, tb, h, TAU[r], a_pres, mask, presc,
-                            failed, wk, Q[r], V[r], done[r:r + 1])
+        status[r] = _rollout(mi, mc, mI, dv, dm, method, ta, tb, h, TAU[r], a_pres, mask, presc,
+                             failed, wk, Q[r], V[r], done[r:r + 1])

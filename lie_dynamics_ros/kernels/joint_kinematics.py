@@ -23,6 +23,64 @@ def _unit_quat(q, k):
     return x / n, y / n, z / n, w / n, True
 
 
+@njit(inline="always", **JIT)
+def unit_row(kind, k_):
+    """The row of S's one nonzero entry (0-2 angular, 3-5 linear) of a revolute or prismatic
+    joint whose unit axis (constants ``k_``) is exactly +-e_k; -1 for any other axis."""
+    return _unit_axis(kind, k_[AX], k_[AX + 1], k_[AX + 2])
+
+
+@njit(inline="always", **JIT)
+def unit_row_at(kind, mc, i):
+    """``unit_row`` of row i of the model constants ``mc``, read in place."""
+    return _unit_axis(kind, mc[i, AX], mc[i, AX + 1], mc[i, AX + 2])
+
+
+@njit(inline="always", **JIT)
+def _unit_axis(kind, x, y, z):
+    a0, a1, a2 = abs(x), abs(y), abs(z)
+    k = -1
+    if a0 == 1.0 and a1 == 0.0 and a2 == 0.0:
+        k = 0
+    elif a1 == 1.0 and a0 == 0.0 and a2 == 0.0:
+        k = 1
+    elif a2 == 1.0 and a0 == 0.0 and a1 == 0.0:
+        k = 2
+    if k < 0 or not (kind == J.REVOLUTE or kind == J.PRISMATIC):
+        return -1
+    return k + 3 if kind == J.PRISMATIC else k
+
+
+@njit(inline="always", **JIT)
+def _principal_axis(mc, dv, dm, i, u, x):
+    """A revolute (u = 0-2) or prismatic (u = 3-5) joint about +-e_k, k = u mod 3: T = T_origin
+    exp(x S), S = +-e_u, Sdot = 0. No Rodrigues and no 3x3 product: the rotation about e_k
+    mixes two columns of the origin's rotation (Pinocchio's JointModelRX/RY/RZ, Carpentier et
+    al. 2019). Indexes the arrays in place: a view per row costs numba a reference count."""
+    k = u % 3
+    sg = mc[i, AX + k]                      # +1 or -1
+    for r in range(6):
+        dm[i, MS, r, 0] = 0.0
+        dm[i, MSD, r, 0] = 0.0
+        dv[i, SDV + r] = 0.0
+    dm[i, MS, u, 0] = mc[i, MULT] * sg
+    if u < 3:
+        a, b = (k + 1) % 3, (k + 2) % 3     # exp(t [e_k]): e_a -> cos e_a + sin e_b
+        cs, sn = np.cos(x), sg * np.sin(x)
+        for r in range(3):
+            ra, rb = mc[i, R0 + 3 * r + a], mc[i, R0 + 3 * r + b]
+            dv[i, WR + 3 * r + a] = cs * ra + sn * rb
+            dv[i, WR + 3 * r + b] = cs * rb - sn * ra
+            dv[i, WR + 3 * r + k] = mc[i, R0 + 3 * r + k]
+            dv[i, WP + r] = mc[i, P0 + r]
+    else:
+        t = sg * x
+        for r in range(3):
+            for cc in range(3):
+                dv[i, WR + 3 * r + cc] = mc[i, R0 + 3 * r + cc]
+            dv[i, WP + r] = mc[i, P0 + r] + mc[i, R0 + 3 * r + k] * t
+
+
 @njit(**JIT)
 def joint_kinematics(mi, mc, dv, dm, q, v):
     """Fill T, S, Sdot of every built-in joint. Returns a status code (layout.OK, ...)."""
@@ -38,9 +96,17 @@ def joint_kinematics(mi, mc, dv, dm, q, v):
         kind = mi[i, K]
         if kind == J.GENERAL:
             continue
+        qi = mi[i, QI]
+        if kind == J.REVOLUTE or kind == J.PRISMATIC:
+            u = unit_row_at(kind, mc, i)
+            if u >= 0:
+                x = q[qi]
+                if mi[i, MIMIC] == 1:
+                    x = mc[i, MULT] * x + mc[i, OFF]
+                _principal_axis(mc, dv, dm, i, u, x)
+                continue
         c = dv[i]
         k_ = mc[i]      # the joint's constants (model)
-        qi = mi[i, QI]
         vi = mi[i, VI]
         S = dm[i, MS]
         Sd = dm[i, MSD]

@@ -93,6 +93,30 @@ TMP = _vec["TMP"]; TMP2 = _vec["TMP2"]; FEXT = _vec["FEXT"]                   # 
 MS = _mat["MS"]; MSD = _mat["MSD"]; MIH = _mat["MIH"]; MU = _mat["MU"]        # noqa: E702
 MPSI = _mat["MPSI"]; MPI = _mat["MPI"]; MD = _mat["MD"]; MTMP = _mat["MTMP"]  # noqa: E702
 
+# One Data's work memory is a single float64 buffer (``data.buf``), so that a public call
+# passes one array for the model and the work: a header of int64 offsets, then the model's
+# arrays (copied in: a Data belongs to one model at a time) and the Data's. The dispatch cost of
+# numba grows with each array argument, and the named arrays above are views into this buffer.
+PLAN = ("NB", "NQ", "NVT", "O_MI", "O_FAIL", "O_PRESC", "O_MC", "O_MI6", "O_DV", "O_DM",
+        "O_TAU", "O_ZERO", "O_ACC")
+NH = len(PLAN)     # header words (int64)
+(H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6, H_DV, H_DM, H_TAU, H_ZERO,
+ H_ACC) = range(NH)
+
+
+def plan_offsets(nb, nv):
+    """(offsets of the regions of a Data buffer, in float64 words, by header index; total size)
+    for nb bodies (universe included) and nv DOFs."""
+    sizes = ((H_MI, nb * NI), (H_FAIL, 1), (H_PRESC, (nb + 7) // 8), (H_MC, nb * NMC),
+             (H_MI6, nb * 36), (H_DV, nb * NDV), (H_DM, nb * NDM * 36), (H_TAU, nv),
+             (H_ZERO, nv), (H_ACC, nv))
+    out, n = {}, NH
+    for h, size in sizes:
+        out[h] = n
+        n += size
+    return out, n
+
+
 # kernel status codes
 OK = 0
 NONFINITE = 1

@@ -99,7 +99,7 @@ def invert_spd(A, n, out):
     return True
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def rigid_congruence_add(R, p, I, out):
     """out += X^T I X, X = Ad_{T^-1}, for a rigid-body (or composite) inertia
     I = [[I_o, [h]], [[h]^T, m 1]] (Kim eq. 22, h = m c): the parallel-axis form, ~100 flops
@@ -186,3 +186,57 @@ def block_congruence_add(R, p, I, out, S1, S2):
             out[a, 3 + b] += B2[a, b]
             out[3 + b, a] += B2[a, b]
             out[3 + a, 3 + b] += C_[a, b]
+
+
+@njit(inline="always", **JIT)
+def _rotate_block(R, I, r0, c0, W, w0, w1, sym):
+    """W[w0:w0+3, w1:w1+3] = R I[r0:r0+3, c0:c0+3] R^T (the upper triangle alone if ``sym``)."""
+    for a in range(3):
+        t0 = R[3 * a] * I[r0, c0] + R[3 * a + 1] * I[r0 + 1, c0] + R[3 * a + 2] * I[r0 + 2, c0]
+        t1 = (R[3 * a] * I[r0, c0 + 1] + R[3 * a + 1] * I[r0 + 1, c0 + 1]
+              + R[3 * a + 2] * I[r0 + 2, c0 + 1])
+        t2 = (R[3 * a] * I[r0, c0 + 2] + R[3 * a + 1] * I[r0 + 1, c0 + 2]
+              + R[3 * a + 2] * I[r0 + 2, c0 + 2])
+        for b in range(a if sym else 0, 3):
+            W[w0 + a, w1 + b] = t0 * R[3 * b] + t1 * R[3 * b + 1] + t2 * R[3 * b + 2]
+
+
+@njit(inline="always", **JIT)
+def symmetric_congruence_add(R, p, I, out, W):
+    """out += X^T I X, X = Ad_{T^-1}, for a symmetric I = [[A, B], [B^T, C]] (articulated
+    inertias), as ``block_congruence_add`` but with the symmetry used: with A', B', C' the
+    blocks rotated by R, P = [p] and B'' = B' + P C',
+    X^T I X = [[A' - B'' P + P B'^T, B''], [B''^T, C']] (A' and C' upper triangles only).
+    ``W`` is 6x6 scratch (A' | B' over C' | B'')."""
+    _rotate_block(R, I, 0, 0, W, 0, 0, True)        # A'
+    _rotate_block(R, I, 0, 3, W, 0, 3, False)       # B'
+    _rotate_block(R, I, 3, 3, W, 3, 0, True)        # C'
+    for a in range(3):
+        for b in range(a):
+            W[a, b] = W[b, a]
+            W[3 + a, b] = W[3 + b, a]
+    p0, p1, p2 = p[0], p[1], p[2]
+    for b in range(3):                               # B'' = B' + P C'
+        W[3, 3 + b] = W[0, 3 + b] + p1 * W[5, b] - p2 * W[4, b]
+        W[4, 3 + b] = W[1, 3 + b] + p2 * W[3, b] - p0 * W[5, b]
+        W[5, 3 + b] = W[2, 3 + b] + p0 * W[4, b] - p1 * W[3, b]
+    for a in range(3):
+        m0, m1, m2 = W[3 + a, 3], W[3 + a, 4], W[3 + a, 5]
+        mp0, mp1, mp2 = m1 * p2 - m2 * p1, m2 * p0 - m0 * p2, m0 * p1 - m1 * p0   # (B'' P)[a]
+        for b in range(a, 3):
+            # (P B'^T)[a, b] = (p x B'[b, :])[a]
+            if a == 0:
+                pb = p1 * W[b, 5] - p2 * W[b, 4]
+            elif a == 1:
+                pb = p2 * W[b, 3] - p0 * W[b, 5]
+            else:
+                pb = p0 * W[b, 4] - p1 * W[b, 3]
+            mp = mp0 if b == 0 else (mp1 if b == 1 else mp2)
+            x = W[a, b] - mp + pb
+            out[a, b] += x
+            if b != a:
+                out[b, a] += x
+        for b in range(3):
+            out[a, 3 + b] += W[3 + a, 3 + b]
+            out[3 + b, a] += W[3 + a, 3 + b]
+            out[3 + a, 3 + b] += W[3 + a, b]

@@ -70,6 +70,8 @@ class Model:
         self.has_mimic = len(actuated) != len(self.joints)
         self.general_joints = tuple(j for j in self.joints if isinstance(j.joint, JT.General))
         self.has_general = bool(self.general_joints)
+        #: forward dynamics by the tree recursion (ABA) alone: no General or mimic joint
+        self.tree_aba = not (self.has_general or self.has_mimic)
         self.mimic_joints = {j.name: j.mimic for j in self.joints if j.mimic is not None}
         self._limits(actuated)
         self._joint_dynamics(armature)

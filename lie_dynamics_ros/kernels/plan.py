@@ -1,0 +1,128 @@
+"""The compiled entries of the public single-state calls: one Data buffer (``data.buf``, laid
+out by ``layout.plan_offsets``) carries the model and the work memory, so that ID, FD and M
+(and the ID/FD derivatives) dispatch with the buffer, the inputs and the output only.
+
+The kernels run on views without reference counts (kernels/views.py) of the buffer and of
+the arguments. Each entry checks the input lengths against the buffer's header (status
+BAD_SIZE) before it reads them. The dispatchers accept exactly the signatures compiled by
+``algorithms/_inputs.compile_entry`` (``SIGNATURES``: C-contiguous float64 arrays): any other
+array (int64, strided, 2-D, read-only) or a list is a ``TypeError`` of numba's dispatch, never
+a reinterpretation, and the Python caller then takes its checked path.
+"""
+import numpy as np
+from numba import njit, types
+
+from .layout import (NH, NI, NMC, NDV, NDM, H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6,
+                     H_DV, H_DM, H_TAU, H_ZERO, H_ACC, BAD_SIZE)
+from .dynamics import rnea, aba, crba
+from .derivatives import rnea_derivatives, aba_derivatives
+from .jit import JIT
+from .views import bare, c_view
+
+
+@njit(inline="always", **JIT)
+def _header_ok(buf, h):
+    """The header's offsets are those of layout.plan_offsets and the buffer holds them all."""
+    nb, nv = h[H_NB], h[H_NV]
+    n = NH
+    for k, size in ((H_MI, nb * NI), (H_FAIL, 1), (H_PRESC, (nb + 7) // 8), (H_MC, nb * NMC),
+                    (H_MI6, nb * 36), (H_DV, nb * NDV), (H_DM, nb * NDM * 36), (H_TAU, nv),
+                    (H_ZERO, nv), (H_ACC, nv)):
+        if h[k] != n:
+            return False
+        n += size
+    return nb >= 1 and nv >= 0 and buf.shape[0] >= n
+
+
+@njit(inline="always", **JIT)
+def _unpack(buf):
+    """(header, ok, mi, mc, mI, dv, dm): the model and work arrays inside ``buf``; with a header
+    that does not describe ``buf`` (ok False) the views are empty."""
+    h = buf[:NH].view(np.int64)
+    ok = _header_ok(buf, h)
+    nb = h[H_NB] if ok else 0
+    mi = c_view(buf[h[H_MI]:].view(np.int64), (nb, NI))
+    mc = c_view(buf[h[H_MC]:], (nb, NMC))
+    mI = c_view(buf[h[H_MI6]:], (nb, 6, 6))
+    dv = c_view(buf[h[H_DV]:], (nb, NDV))
+    dm = c_view(buf[h[H_DM]:], (nb, NDM, 6, 6))
+    return h, ok, mi, mc, mI, dv, dm
+
+
+@njit(**JIT)
+def inverse_dynamics(buf, q, v, a, tau):
+    """RNEA (kernels/dynamics.rnea) on the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    nv = h[H_NV]
+    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
+            or tau.shape[0] != nv:
+        return BAD_SIZE
+    return rnea(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), bare(tau), True, False)
+
+
+@njit(**JIT)
+def forward_dynamics(buf, q, v, tau, acc):
+    """ABA (kernels/dynamics.aba) on the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    nv, nb = h[H_NV], h[H_NB]
+    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv \
+            or acc.shape[0] != nv:
+        return BAD_SIZE
+    presc = c_view(buf[h[H_PRESC]:].view(np.bool_), (nb,))
+    failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
+    return aba(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), presc, bare(acc),
+               c_view(buf[h[H_TAU]:], (nv,)), failed, True, False)
+
+
+@njit(**JIT)
+def mass_matrix(buf, q, M):
+    """CRBA (kernels/dynamics.crba) on the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    nv = h[H_NV]
+    if not ok or q.shape[0] != h[H_NQ] or M.shape[0] != nv or M.shape[1] != nv:
+        return BAD_SIZE
+    return crba(mi, mc, mI, dv, dm, bare(q), c_view(buf[h[H_ZERO]:], (nv,)),
+                c_view(M, (nv, nv)), True)
+
+
+@njit(**JIT)
+def inverse_dynamics_derivatives(buf, q, v, a, out):
+    """dtau/dq, dtau/dv, M (kernels/derivatives.rnea_derivatives, world-frame form) into
+    out[0], out[1], out[2] on the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    nv = h[H_NV]
+    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
+            or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv:
+        return BAD_SIZE
+    out2 = c_view(out, (3, nv, nv))
+    return rnea_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), out2[0], out2[1],
+                            out2[2], True, False, True)
+
+
+@njit(**JIT)
+def forward_dynamics_derivatives(buf, q, v, tau, out):
+    """da/dq, da/dv, M^-1 (kernels/derivatives.aba_derivatives) into out[0], out[1], out[2] on
+    the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    nv = h[H_NV]
+    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv \
+            or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv:
+        return BAD_SIZE
+    failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
+    out2 = c_view(out, (3, nv, nv))
+    return aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau),
+                           c_view(buf[h[H_ACC]:], (nv,)), out2[0], out2[1], out2[2], failed,
+                           True, False)
+
+
+_VEC = types.Array(types.float64, 1, "C")
+_MAT = types.Array(types.float64, 2, "C")
+_MATS = types.Array(types.float64, 3, "C")
+#: the one signature each entry is compiled for, by entry name
+SIGNATURES = {
+    "inverse_dynamics": (inverse_dynamics, (_VEC,) * 5),
+    "forward_dynamics": (forward_dynamics, (_VEC,) * 5),
+    "mass_matrix": (mass_matrix, (_VEC, _VEC, _MAT)),
+    "inverse_dynamics_derivatives": (inverse_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
+    "forward_dynamics_derivatives": (forward_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
+}

@@ -1,0 +1,67 @@
+"""Array views for the compiled entries that carry no reference count.
+
+numba counts the references of every array view it creates (an atomic increment and decrement
+on the array's meminfo): the recursions take several row views per body, and those counts were
+a third of a kernel's time. A view without a meminfo is not counted. It is valid while the
+array it looks into is alive, so only an entry whose caller holds that array for the whole call
+(its arguments) may take one, and nothing may keep such a view after the entry returns (the
+kernels return status codes only).
+"""
+from numba import types
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload
+from numba.np.arrayobj import make_array, populate_array
+
+
+@intrinsic
+def c_view(typingctx, flat, shape):
+    """``flat`` (a C-contiguous array) seen as a C-contiguous array of ``shape`` from its first
+    element, without a reference count: ``flat.ravel()[:prod(shape)].reshape(shape)`` without
+    numba's reshape, which calls a C helper (tens of ns each). The caller guarantees
+    prod(shape) <= flat.size."""
+    if not (isinstance(flat, types.Array) and flat.layout == "C"
+            and isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer)):
+        return None
+    nd = len(shape)
+    ret = types.Array(flat.dtype, nd, "C")
+
+    def codegen(context, builder, sig, args):
+        src = make_array(sig.args[0])(context, builder, args[0])
+        dims = cgutils.unpack_tuple(builder, args[1], nd)
+        strides = [src.itemsize]
+        for k in range(nd - 1, 0, -1):
+            strides.insert(0, builder.mul(strides[0], dims[k]))
+        out = make_array(ret)(context, builder)
+        populate_array(out, data=src.data, shape=dims, strides=strides, itemsize=src.itemsize,
+                       meminfo=None, parent=src.parent)
+        return impl_ret_borrowed(context, builder, ret, out._getvalue())
+    return ret(flat, shape), codegen
+
+
+@intrinsic
+def bare(typingctx, x):
+    """The C-contiguous array ``x`` (its shape, writable type) without a reference count."""
+    if not (isinstance(x, types.Array) and x.layout == "C"):
+        return None
+    ret = types.Array(x.dtype, x.ndim, "C")
+
+    def codegen(context, builder, sig, args):
+        src = make_array(sig.args[0])(context, builder, args[0])
+        out = make_array(ret)(context, builder)
+        populate_array(out, data=src.data, shape=src.shape, strides=src.strides,
+                       itemsize=src.itemsize, meminfo=None, parent=src.parent)
+        return impl_ret_borrowed(context, builder, ret, out._getvalue())
+    return ret(x), codegen
+
+
+def unref(x):
+    """``bare(x)`` for a C-contiguous array, ``x`` itself for anything else (compiled only)."""
+    raise NotImplementedError("unref is compiled only")
+
+
+@overload(unref, inline="always")
+def _unref(x):
+    if isinstance(x, types.Array) and x.layout == "C":
+        return lambda x: bare(x)
+    return lambda x: x
