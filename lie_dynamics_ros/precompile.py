@@ -27,6 +27,7 @@ from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian,
                                     centroidal_momentum, centroidal_momentum_matrix,
                                     centroidal_momentum_matrix_time_variation,
                                     mass_matrix_inverse)
+from .algorithms import batch_soa
 from .algorithms.configuration import neutral_configuration
 from .algorithms.derivatives import (forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
@@ -146,10 +147,13 @@ def warm_up_derivatives(model):
 
 
 def warm_up_batches(model):
-    """The batched calls (N states on all cores)."""
+    """The batched calls (N states on all cores; ID on MIN_STATES states or more takes the
+    structure-of-arrays kernel for the models it serves)."""
     q, z = _state(model)
     Q, Z = np.tile(q, (2, 1)), np.zeros((2, model.nv))
     inverse_dynamics(model, Q, Z, Z)
+    n = batch_soa.MIN_STATES
+    inverse_dynamics(model, np.tile(q, (n, 1)), np.zeros((n, model.nv)), np.zeros((n, model.nv)))
     forward_dynamics(model, Q, Z, Z)
     mass_matrix(model, Q)
 

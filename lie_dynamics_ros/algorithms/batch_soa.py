@@ -4,7 +4,8 @@
 revolute or prismatic (no mimic, no closed loop, no Python-defined joint) and returns (N, nv),
 equal to ``inverse_dynamics`` on the same rows to round-off. ``soa_unsupported(model)`` says
 why another model is refused (None when it is served); callers then use the batched path of
-``algorithms/batch.py``.
+``algorithms/batch.py``. ``ldr.inverse_dynamics`` on ``MIN_STATES`` states or more takes
+this path for the models it serves.
 
 The blocks of ``kernels.soa.B`` states are cut into one chunk per core and run on the batch
 pool's threads (the kernel releases the GIL). Each block copies its rows of Q, V, A into the
@@ -17,6 +18,10 @@ from ..kernels import joints as J
 from ..kernels import layout as L
 from ..kernels import soa as KS
 from . import batch
+
+#: batches from this many states take the SoA kernel in ``ldr.inverse_dynamics`` (below,
+#: the model check's few microseconds and a part-filled block are not worth it)
+MIN_STATES = 32
 
 
 def soa_unsupported(model):

@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
 from ..kernels import plan as P
-from . import batch
+from . import batch, batch_soa
 from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
 
@@ -41,6 +41,10 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     qc, vc, ac = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
                   vec(a, model.nv, "a", True))
     if qc is None or vc is None or ac is None:
+        if f_ext is None and np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
+            plan = batch_soa.soa_plan(model, strict=False)
+            if plan is not None:                 # revolute/prismatic trees: SoA kernel
+                return batch_soa.inverse_dynamics_soa(model, q, v, a, plan)
         return batch.evaluate(model, "rnea", (q, v, a), f_ext,
                               lambda *x: inverse_dynamics(model, *x))
     return _rnea(model, data_for(model, data), qc, vc, ac, f_ext)
