@@ -1,6 +1,6 @@
 """inverse_dynamics_node commanding an arm through ros2_control (docs/ros.md, "With
 ros2_control on a real arm"): joint_states from joint_state_broadcaster in, the torques out
-on /effort_controller/commands (std_msgs/Float64MultiArray) in the effort
+on effort_controller/commands, in the namespace (std_msgs/Float64MultiArray), in the effort
 forward_command_controller's joint order, both from controllers_file.
 
 Where ros2_control is installed and the arm's controller_manager runs (its driver's bringup),

@@ -60,7 +60,7 @@ def test_controllers_file_is_complete_for_the_bundled_arm():
 def test_our_node_is_wired_to_the_controller_in_its_joint_order():
     b = blocks()
     ours = b["inverse_dynamics"]
-    assert ours["command_topic"] == "/effort_controller/commands"
+    assert ours["command_topic"] == "effort_controller/commands"   # follows the namespace
     assert ours["joints"] == b["effort_controller"]["joints"]
     # every other block is ros2_control's: our parameter checks apply to ours only
     mine = {"/**/inverse_dynamics": {"ros__parameters": ours}}
