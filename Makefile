@@ -1,13 +1,15 @@
 # lie_dynamics_ros developer/CI entry points.
 #
 #   make venv    .venv (python3.11) with `pip install -e .[test,plot,record]` and
-#                the ROS 2 Jazzy wheels of requirements-ros.txt; redone only when
-#                setup.py, setup.cfg or requirements-ros.txt change (.venv/.stamp)
+#                the ROS 2 Jazzy wheels of requirements-ros.txt, then ldr_precompile (numba's
+#                cache); redone only when setup.py, setup.cfg or requirements-ros.txt change
+#                (.venv/.stamp)
 #   make test    pytest on test/
 #   make demo    .venv/bin/ldr_adaptive_demo   (simulator + adaptive controller over DDS)
 #   make dynamics-demo  .venv/bin/ldr_demo     (model tree and dynamics; DEMO_ARGS=...)
 #   make bench   benchmarks: dynamics (BENCH_ARGS=...), derivatives, geometry, simulation, loops,
-#                identification per 10^5 samples, the SE(3) algebra, against Pinocchio and MuJoCo
+#                identification per 10^5 samples, the SE(3) algebra, against Pinocchio and MuJoCo;
+#                the first calls of a fresh process after ldr_precompile (benchmarks/cold_start.py)
 #   make soak    10 min of simulated time, simulator + adaptive controller (make test runs 5 s)
 #   make fuzz    a long URDF fuzz (make test runs 10^4 cases)
 #   make colcon  builds the package with colcon into build/colcon_ws, run by .venv's python
@@ -64,9 +66,11 @@ $(STAMP): setup.py setup.cfg requirements-ros.txt
 	@# `setup.py develop`, which obeys setup.cfg's script_dir (lib/lie_dynamics_ros).
 	$(PY) -m pip install --quiet --upgrade '$(PIP_MIN)'
 	$(PY) -m pip install --quiet -e '.[test,plot,record]' -r requirements-ros.txt
-	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup adaptive_controller_node ldr_adaptive_demo ldr_identify; do \
+	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup adaptive_controller_node ldr_adaptive_demo ldr_identify ldr_precompile; do \
 	  test -x $(VENV)/bin/$$s || { echo "make venv: $(VENV)/bin/$$s missing" >&2; exit 1; }; \
 	done
+	@# numba's cache, filled once (about 1.5 min cold): first calls then load, not compile
+	$(VENV)/bin/ldr_precompile
 	touch $@
 
 # -p no:launch_testing/-p no:launch_ros: the launch wheels' pytest plugins break pytest >= 8
@@ -92,6 +96,7 @@ bench: venv
 	$(PY) benchmarks/bench_se3.py
 	$(PY) benchmarks/bench_centroidal.py
 	$(PY) benchmarks/bench_soa.py
+	$(PY) benchmarks/cold_start.py
 
 # 10 minutes of simulated time: simulator + adaptive controller at 1 kHz (~30 min of wall time
 # on 2 cores); a 5 s version runs in make test (test_ros_soak.py)

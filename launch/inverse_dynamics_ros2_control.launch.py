@@ -14,45 +14,16 @@ waits for joint_states. `ldr_bringup inverse_dynamics_ros2_control` runs the sam
 the same YAML files.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
+
+from lie_dynamics_ros.ros.launch_arguments import declare
 
 
 def generate_launch_description():
-    share = FindPackageShare('lie_dynamics_ros')
-    return LaunchDescription([
-        DeclareLaunchArgument(
-            'urdf_file',
-            default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-            description='URDF file of the robot model (parameter urdf_path).'),
-        DeclareLaunchArgument(
-            'params_file',
-            default_value=PathJoinSubstitution([share, 'config', 'inverse_dynamics.yaml']),
-            description='ros__parameters of inverse_dynamics_node (compensate_gravity: false '
-                        'for Franka FCI / KUKA FRI).'),
-        DeclareLaunchArgument(
-            'controllers_file',
-            default_value=PathJoinSubstitution([share, 'config', 'arm7_ros2_control.yaml']),
-            description='ros2_control parameters (controller_manager, joint_state_broadcaster, '
-                        'effort_controller) and our node\'s command_topic and joints.'),
-        DeclareLaunchArgument(
-            'namespace', default_value='',
-            description='Namespace of the node, of its relative topics and of the spawner.'),
-        DeclareLaunchArgument(
-            'use_sim_time', default_value='false',
-            description='Follow /clock (true next to a simulator that publishes it).'),
-        DeclareLaunchArgument(
-            'spawn_controllers', default_value='false',
-            description='Also run controller_manager\'s spawner for joint_state_broadcaster '
-                        'and effort_controller (needs ros2_control and a running '
-                        'controller_manager).'),
-        DeclareLaunchArgument(
-            'controller_manager', default_value='controller_manager',
-            description='Name of the controller_manager node the spawner talks to.'),
+    return LaunchDescription(declare('inverse_dynamics_ros2_control') + [
         Node(
             package='lie_dynamics_ros',
             executable='inverse_dynamics_node',

@@ -16,54 +16,17 @@ reported as a contact. `ldr_bringup observer` runs the same graph in
 one process. See docs/ros.md.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
+
+from lie_dynamics_ros.ros.launch_arguments import declare
 
 
 def generate_launch_description():
-    share = FindPackageShare('lie_dynamics_ros')
     urdf_file = LaunchConfiguration('urdf_file')
     use_sim_time = ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)
-    return LaunchDescription([
-        DeclareLaunchArgument(
-            'urdf_file',
-            default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-            description='URDF file of the robot, for the three nodes (parameter urdf_path).'),
-        DeclareLaunchArgument(
-            'simulator_params_file',
-            default_value=PathJoinSubstitution([share, 'config', 'simulator.yaml']),
-            description='ros__parameters of forward_dynamics_node.'),
-        DeclareLaunchArgument(
-            'initial_state_file', default_value='',
-            description='YAML with initial_positions / initial_velocities; default: '
-                        'config/<urdf stem>_initial_state.yaml of the package when it '
-                        'exists, else the neutral configuration.'),
-        DeclareLaunchArgument(
-            'inverse_dynamics_params_file',
-            default_value=PathJoinSubstitution([share, 'config', 'inverse_dynamics.yaml']),
-            description='ros__parameters of inverse_dynamics_node.'),
-        DeclareLaunchArgument(
-            'observer_params_file',
-            default_value=PathJoinSubstitution([share, 'config',
-                                                'external_torque_observer.yaml']),
-            description='ros__parameters of external_torque_observer_node (torque_source: '
-                        'joint_states, the torque the simulator applied).'),
-        DeclareLaunchArgument(
-            'namespace', default_value='',
-            description='Namespace of the three nodes and of their relative topics.'),
-        DeclareLaunchArgument(
-            'publish_clock', default_value='true',
-            description='The simulator publishes /clock; false while Gazebo owns it.'),
-        DeclareLaunchArgument(
-            'use_sim_time', default_value='true',
-            description='The three nodes follow /clock.'),
-        DeclareLaunchArgument(
-            'lockstep', default_value='false',
-            description='The simulator steps only when inverse_dynamics has answered the last '
-                        'state: deterministic, at the controller\'s pace.'),
+    return LaunchDescription(declare('observer') + [
         Node(
             package='lie_dynamics_ros',
             executable='forward_dynamics_node',

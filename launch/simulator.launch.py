@@ -6,42 +6,15 @@ companion (publish_clock:=false use_sim_time:=true). See docs/ros.md.
 `ldr_bringup simulator` runs the same node from the same YAML files without launch.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
+
+from lie_dynamics_ros.ros.launch_arguments import declare
 
 
 def generate_launch_description():
-    share = FindPackageShare('lie_dynamics_ros')
-    return LaunchDescription([
-        DeclareLaunchArgument(
-            'urdf_file',
-            default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-            description='URDF file of the simulated robot (parameter urdf_path).'),
-        DeclareLaunchArgument(
-            'params_file',
-            default_value=PathJoinSubstitution([share, 'config', 'simulator.yaml']),
-            description='ros__parameters of forward_dynamics_node (node name forward_dynamics).'),
-        DeclareLaunchArgument(
-            'initial_state_file', default_value='',
-            description='YAML with initial_positions / initial_velocities; default: '
-                        'config/<urdf stem>_initial_state.yaml of the package when it '
-                        'exists, else the neutral configuration.'),
-        DeclareLaunchArgument(
-            'namespace', default_value='',
-            description='Namespace of the node and of its relative topics.'),
-        DeclareLaunchArgument(
-            'publish_clock', default_value='true',
-            description='Publish /clock; set false while Gazebo owns the clock.'),
-        DeclareLaunchArgument(
-            'use_sim_time', default_value='false',
-            description='Follow /clock (true as a Gazebo companion).'),
-        DeclareLaunchArgument(
-            'lockstep', default_value='false',
-            description='Step only when the controller has answered the last state: the '
-                        'controller\'s pace, independent of DDS latency.'),
+    return LaunchDescription(declare('simulator') + [
         Node(
             package='lie_dynamics_ros',
             executable='forward_dynamics_node',

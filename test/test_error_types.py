@@ -130,7 +130,7 @@ def test_batched_row_error_names_the_row(pendulum):
 
 SIM_MODEL = ldr.load_urdf("double_pendulum")
 BAD_RUN_ARGUMENTS = [
-    ("tau", np.zeros(3)), ("tau", np.zeros((2, 1))), ("tau", "abc"), ("tau", object()),
+    ("tau", np.zeros(3)), ("tau", np.zeros((3, 1))), ("tau", "abc"), ("tau", object()),
     ("tau", np.array([np.nan, 0.0])), ("q0", np.zeros(3)), ("q0", "ab"), ("v0", None),
     ("duration", -1.0), ("duration", "x"), ("duration", None), ("duration", [1.0]),
     ("dt", 0.0), ("dt", "x"), ("dt", float("nan")), ("dt", [1e-3]), ("t0", "x"),

@@ -2,7 +2,8 @@
 
 Checked statically (AST) in every environment:
 - each launch file only declares: imports, ``generate_launch_description`` returning a
-  LaunchDescription of DeclareLaunchArgument (with a description) and launch_ros Nodes;
+  LaunchDescription of its arguments (``declare(<its graph>)``: the rows of
+  lie_dynamics_ros/ros/launch_arguments.py, each with a description) and launch_ros Nodes;
 - every Node of this package names an executable that setup.py's console_scripts provides;
   a Node of another package (ros2_control's spawner) runs only under an IfCondition on an
   argument that defaults to false, so every launch file runs where that package is absent;
@@ -29,6 +30,7 @@ import warnings
 import pytest
 import yaml
 
+from lie_dynamics_ros.ros import launch_arguments
 from ros_fixtures import CONFIG_DIR, REPO, URDF_DIR, ros  # noqa: F401
 
 LAUNCH_DIR = os.path.join(REPO, "launch")
@@ -38,7 +40,7 @@ ALLOWED_CALLS = {"LaunchDescription", "DeclareLaunchArgument", "Node", "LaunchCo
                  "PathJoinSubstitution", "FindPackageShare", "ParameterValue", "IfCondition",
                  "UnlessCondition", "Command", "FileContent", "TextSubstitution",
                  "IncludeLaunchDescription", "PythonLaunchDescriptionSource", "GroupAction",
-                 "PushRosNamespace", "SetParameter", "EnvironmentVariable"}
+                 "PushRosNamespace", "SetParameter", "EnvironmentVariable", "declare"}
 
 
 def console_scripts():
@@ -71,17 +73,22 @@ class LaunchInfo:
 
     def __init__(self, path):
         self.path = path
+        self.graph = os.path.basename(path)[:-len(".launch.py")]
         self.tree = ast.parse(open(path).read(), filename=path)
         self.calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call)]
         nodes = [c for c in self.calls if _call_name(c) == "Node"]
         self.nodes = [n for n in nodes if _kw(n, "package").value == "lie_dynamics_ros"]
         self.other_nodes = [n for n in nodes if n not in self.nodes]
-        self.arguments = [c for c in self.calls if _call_name(c) == "DeclareLaunchArgument"]
+        # the arguments are declared once, in launch_arguments.py (the file calls declare)
+        self.declare_calls = [c for c in self.calls if _call_name(c) == "declare"]
+        self.arguments = launch_arguments.arguments(self.graph)
+        self.defaults = {a.name: a.default for a in self.arguments}
         self.strings = [n.value for n in ast.walk(self.tree)
-                        if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                        if isinstance(n, ast.Constant) and isinstance(n.value, str)] + [
+            a.default[-1] for a in self.arguments if isinstance(a.default, tuple)]
 
     def declared(self):
-        return {c.args[0].value if c.args else _kw(c, "name").value for c in self.arguments}
+        return {a.name for a in self.arguments}
 
     def used_configurations(self):
         return {c.args[0].value for c in self.calls if _call_name(c) == "LaunchConfiguration"}
@@ -100,14 +107,11 @@ class LaunchInfo:
 
     def argument_file(self, arg):
         """Basename of the default file of launch argument ``arg``."""
-        for c in self.arguments:
-            if (c.args[0].value if c.args else _kw(c, "name").value) == arg:
-                default = _kw(c, "default_value")
-                names = [n.value for n in ast.walk(default) if isinstance(n, ast.Constant)
-                         and isinstance(n.value, str) and "." in n.value]
-                assert len(names) == 1, "%s: default of %s" % (self.path, arg)
-                return names[0]
-        raise AssertionError("%s: %s is not declared" % (self.path, arg))
+        assert arg in self.defaults, "%s: %s is not declared" % (self.path, arg)
+        default = self.defaults[arg]
+        assert isinstance(default, tuple) and default[0] == "share", \
+            "%s: default of %s is not a file of the package share" % (self.path, arg)
+        return default[-1]
 
 
 @pytest.fixture(scope="module", params=LAUNCH_FILES, ids=os.path.basename)
@@ -133,15 +137,13 @@ def test_executables_exist_in_setup_py(launch):
 def test_nodes_of_other_packages_run_only_when_asked(launch):
     """A Node of another package (ros2_control's spawner) has condition=IfCondition(<arg>)
     with an argument that defaults to false: the launch file runs without that package."""
-    defaults = {c.args[0].value: _kw(c, "default_value") for c in launch.arguments}
     for n in launch.other_nodes:
         cond = _kw(n, "condition")
         assert cond is not None and _call_name(cond) == "IfCondition", \
             "%s: %s runs unconditionally" % (launch.path, _kw(n, "package").value)
         arg = cond.args[0]
         assert _call_name(arg) == "LaunchConfiguration", launch.path
-        default = defaults[arg.args[0].value]
-        assert isinstance(default, ast.Constant) and default.value == "false", launch.path
+        assert launch.defaults[arg.args[0].value] == "false", launch.path
 
 
 def test_referenced_files_exist(launch):
@@ -168,15 +170,16 @@ def test_launch_file_only_declares(launch):
                                      ast.Lambda, ast.ListComp)), launch.path
     for c in launch.calls:
         assert _call_name(c) in ALLOWED_CALLS, "%s: call to %s" % (launch.path, _call_name(c))
-    # paths come from FindPackageShare
-    assert any(_call_name(c) == "FindPackageShare" for c in launch.calls)
+    # its arguments, once, from launch_arguments.py (paths: FindPackageShare there)
+    assert [ast.literal_eval(c.args[0]) for c in launch.declare_calls] == [launch.graph]
+    assert not any(_call_name(c) == "DeclareLaunchArgument" for c in launch.calls), \
+        "%s declares an argument itself; add it to ros/launch_arguments.py" % launch.path
 
 
 def test_every_argument_is_described_and_every_configuration_declared(launch):
-    for c in launch.arguments:
-        desc = _kw(c, "description")
-        assert desc is not None and isinstance(desc.value, str) and len(desc.value) > 10, \
-            "%s: argument without description" % launch.path
+    for a in launch.arguments:
+        assert isinstance(a.description, str) and len(a.description) > 10, \
+            "%s: argument %s without description" % (launch.path, a.name)
     assert launch.used_configurations() <= launch.declared(), launch.path
     assert launch.declared() <= launch.used_configurations(), "unused arguments"
 
@@ -190,9 +193,8 @@ def test_bringup_runs_the_same_graphs_as_the_launch_files(launch):
                       for n in bringup.GRAPHS[graph])
     assert sorted(launch.node_entries()) == expected
     assert bringup.DEFAULT_URDF in launch.strings
-    use_sim_time = [_kw(c, "default_value").value for c in launch.arguments
-                    if c.args[0].value == "use_sim_time"]
-    assert use_sim_time == [str(bringup.DEFAULT_USE_SIM_TIME[graph]).lower()]
+    assert launch.defaults["urdf_file"] == ("share", "urdf", bringup.DEFAULT_URDF)
+    assert launch.defaults["use_sim_time"] == str(bringup.DEFAULT_USE_SIM_TIME[graph]).lower()
 
 
 def _declared_parameters():
@@ -283,7 +285,7 @@ def test_generate_launch_description_when_launch_ros_is_available():
         # the static checks above are the assertion path in this environment
         for path in LAUNCH_FILES:
             info = LaunchInfo(path)
-            assert info.nodes and info.arguments
+            assert info.nodes and info.arguments and info.declare_calls
         return
     import importlib.util
     from launch import LaunchDescription
@@ -318,3 +320,21 @@ def test_docs_list_every_launch_file_and_every_argument(launch):
     assert name in rows, "docs/ros.md: no row for %s" % name
     assert rows[name] == launch.declared(), "%s: documented %s, declared %s" % (
         name, sorted(rows[name]), sorted(launch.declared()))
+
+
+def test_launch_arguments_are_plain_data_that_ldr_bringup_reads_without_launch():
+    """ldr_bringup imports launch_arguments where ROS 2's launch system is absent."""
+    import subprocess
+    import sys
+    code = ("import sys; import lie_dynamics_ros.ros.bringup as b; "
+            "import lie_dynamics_ros.ros.launch_arguments as a; "
+            "assert b.DEFAULT_USE_SIM_TIME is a.DEFAULT_USE_SIM_TIME; "
+            "print(sorted(m for m in sys.modules if m == 'launch' or m.startswith('launch.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=REPO), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+    assert set(launch_arguments.GRAPHS) == {os.path.basename(p)[:-len(".launch.py")]
+                                           for p in LAUNCH_FILES}
+    with pytest.raises(KeyError, match="known: adaptive_controller"):
+        launch_arguments.arguments("no_such_graph")

@@ -16,10 +16,13 @@ _ND = np.ndarray
 _UNIT_STRIDE = (8,)
 
 
-def vec(x, n, name, batch=False):
+def vec(x, n, name, batch=False, model=None):
     """x as a contiguous float64 (n,) array; InputError otherwise. Finiteness: see ``check``.
 
-    With ``batch``, an (N, n) array gives None: the caller then evaluates N states."""
+    An (n, 1) column (Pinocchio's examples pass those) is the same single state. With
+    ``batch``, an (N, n) array gives None: the caller then evaluates N states; a column of
+    length n stays one state, also when n == 1 (where (1, 1) could be read either way).
+    ``model``, given for q, lets the shape error explain Pinocchio's (cos, sin) q."""
     # the common case in four cheap tests: a contiguous float64 vector of the right length
     if x.__class__ is _ND and x.dtype is _F64 and x.shape == (n,) and x.strides == _UNIT_STRIDE:
         return x
@@ -27,12 +30,59 @@ def vec(x, n, name, batch=False):
         a = np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array of shape ({n},)") from None
+    if a.shape == (n, 1):
+        return a.reshape(n)
     if batch and a.ndim == 2 and a.shape[1] == n:
         return None
     if a.shape != (n,):
-        also = f" or (N, {n})" if batch else ""
-        raise InputError(f"{name} must have shape ({n},){also}, got {a.shape}")
+        raise shape_error(name, n, a.shape, batch, model)
     return a
+
+
+def rows(x, n, name, N=None, model=None):
+    """x as a contiguous float64 (N, n) array of states; InputError otherwise (``model``, given
+    for q: see ``continuous_hint``)."""
+    if not (x.__class__ is _ND and x.dtype is _F64 and x.flags.c_contiguous):
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
+    if x.ndim != 2 or x.shape[1] != n or (N is not None and x.shape[0] != N):
+        want = f"({'N' if N is None else N}, {n})"
+        raise InputError(f"batched {name} must have shape {want}, got {x.shape}"
+                         + continuous_hint(model, name, n, x.shape))
+    return x
+
+
+def mask(x, n, name="prescribed"):
+    """x as a boolean (n,) mask (an (n, 1) column too); InputError otherwise."""
+    m = np.asarray(x)
+    if m.shape == (n, 1):
+        m = m.reshape(n)
+    if m.shape != (n,) or m.dtype != bool:
+        raise InputError(f"{name} must be a boolean mask of shape ({n},)")
+    return m
+
+
+def shape_error(name, n, shape, batch=False, model=None):
+    """The InputError of a vector of the wrong shape (``model``: see ``continuous_hint``)."""
+    also = f" or (N, {n})" if batch else ""
+    return InputError(f"{name} must have shape ({n},){also}, got {tuple(shape)}"
+                      + continuous_hint(model, name, n, shape))
+
+
+def continuous_hint(model, name, n, shape):
+    """For a q of Pinocchio's length on a model with continuous joints (each one (cos, sin)
+    there, one angle here), how to convert it; else ''."""
+    nc = 0 if model is None else len(model.continuous_v)
+    length = (shape[0] if len(shape) == 1 or tuple(shape[1:]) == (1,) else   # vector, column
+              shape[1] if len(shape) == 2 else None)                         # rows of states
+    if not nc or length != n + nc:
+        return ""
+    return (f"; {n + nc} is Pinocchio's nq for this model, which stores each of its {nc} "
+            f"continuous joints as (cos, sin) where we keep one angle: convert with "
+            f"order = ldr.JointOrder(model, pin_model.names[1:], continuous=\"cos_sin\"); "
+            f"{name} = order.q_to_model({name}_pin)")
 
 
 class _Ready:

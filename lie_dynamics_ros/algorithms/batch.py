@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import batch as KB
+from ._inputs import rows
 
 #: worker threads of the batch pool (the cores this process may run on)
 WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
@@ -38,17 +39,6 @@ def executor():
     return _pool
 
 
-def _rows(x, n, name, N=None):
-    try:
-        a = np.ascontiguousarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
-    if a.ndim != 2 or a.shape[1] != n or (N is not None and a.shape[0] != N):
-        want = f"({'N' if N is None else N}, {n})"
-        raise InputError(f"batched {name} must have shape {want}, got {a.shape}")
-    return a
-
-
 def evaluate(model, alg, arrays, f_ext, row, mask=None):
     """Evaluate kernel ``alg`` ('rnea', 'aba', 'crba', 'hybrid') on every row of ``arrays``.
 
@@ -58,10 +48,10 @@ def evaluate(model, alg, arrays, f_ext, row, mask=None):
     if f_ext is not None:
         raise InputError("f_ext is per state: batched calls take f_ext=None (call the function "
                          "per state to apply external wrenches)")
-    Q = _rows(arrays[0], model.nq, "q")
+    Q = rows(arrays[0], model.nq, "q", model=model)
     N = Q.shape[0]
     names = {"rnea": ("v", "a"), "aba": ("v", "tau"), "crba": (), "hybrid": ("v", "a", "tau")}
-    rest = [_rows(x, model.nv, name, N) for x, name in zip(arrays[1:], names[alg])]
+    rest = [rows(x, model.nv, name, N) for x, name in zip(arrays[1:], names[alg])]
     if model.has_general or (model.has_mimic and alg in ("aba", "hybrid")):
         return _python_rows(model, alg, Q, rest, row)
     nv = model.nv

@@ -18,6 +18,7 @@ from ..kernels import joints as J
 from ..kernels import layout as L
 from ..kernels import soa as KS
 from . import batch
+from ._inputs import rows
 
 #: batches from this many states take the SoA kernel in ``ldr.inverse_dynamics`` (below,
 #: the model check's few microseconds and a part-filled block are not worth it)
@@ -57,18 +58,6 @@ def _plan(model):
     return None, f"the inertia of body {model.body_names[row - 1]!r} is not a rigid body's"
 
 
-def _rows(x, n, name, N=None):
-    if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous):
-        try:
-            x = np.ascontiguousarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
-    if x.ndim != 2 or x.shape[1] != n or (N is not None and x.shape[0] != N):
-        want = f"({'N' if N is None else N}, {n})"
-        raise InputError(f"batched {name} must have shape {want}, got {x.shape}")
-    return x
-
-
 def inverse_dynamics_soa(model, q, v, a, plan=None):
     """tau (N, nv) for the states (N, nq), (N, nv), (N, nv): RNEA (Kim 2012, Table 2) with
     gravity and the armature, f_ext none. ``plan``: ``soa_plan(model)``, to reuse across calls.
@@ -78,10 +67,10 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
     topo, geo = soa_plan(model) if plan is None else plan
     if topo.shape[0] != model.mi.shape[0]:
         raise InputError("plan was made for another model: use soa_plan(model)")
-    Q = _rows(q, model.nq, "q")
+    Q = rows(q, model.nq, "q", model=model)
     N = Q.shape[0]
-    V = _rows(v, model.nv, "v", N)
-    A = _rows(a, model.nv, "a", N)
+    V = rows(v, model.nv, "v", N)
+    A = rows(a, model.nv, "a", N)
     tau = np.empty((N, model.nv))
     status = np.zeros(N, dtype=np.int64)
     nblk = -(-N // KS.B)

@@ -24,7 +24,7 @@ def center_of_mass(model, q, v=None, a=None, data=None):
     (c, dc/dt, d2c/dt2) (the kinematic acceleration, gravity not included)."""
     if a is not None and v is None:
         raise InputError("center_of_mass: an acceleration a needs the velocity v")
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     d = data_for(model, data)
     v = d.zero_v if v is None else vec(v, model.nv, "v")
     order = 0 if v is d.zero_v else (1 if a is None else 2)
@@ -39,7 +39,7 @@ def center_of_mass(model, q, v=None, a=None, data=None):
 
 def center_of_mass_jacobian(model, q, data=None):
     """J_c (3, nv), dc/dt = J_c v, in the world frame."""
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     d = data_for(model, data)
     kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     J, com = np.empty((3, model.nv)), np.empty(3)
@@ -53,7 +53,7 @@ def centroidal_momentum(model, q, v, data=None):
     """h_G (6,) = (linear momentum, angular momentum about the COM), in world axes: the bodies'
     momenta projected to the COM (Orin, Goswami & Lee 2013); Pinocchio's ``data.hg`` (a Force:
     linear, angular)."""
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
     h, com = np.empty(6), np.empty(3)
@@ -67,14 +67,14 @@ def centroidal_momentum_matrix(model, q, data=None):
     """A_G (6, nv), h_G = A_G v, rows (linear, angular) in world axes about the COM: the
     centroidal momentum matrix of Orin, Goswami & Lee (2013), Pinocchio's ``ccrba``. The
     armature is not momentum of the bodies and stays out, as in Pinocchio."""
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     d = data_for(model, data)
     return _map(model, d, q, d.zero_v, False)[0]
 
 
 def centroidal_momentum_matrix_time_variation(model, q, v, data=None):
     """dA_G/dt (6, nv) along v, so that dh_G/dt = A_G a + dA_G/dt v (Pinocchio's ``dccrba``)."""
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     return _map(model, data_for(model, data), q, v, True)[1]
 
 
@@ -95,7 +95,7 @@ def mass_matrix_inverse(model, q, data=None):
 
     A model with mimic joints couples bodies outside the tree recursion: it is inverted through
     M (CRBA + Cholesky) instead, as forward_dynamics solves it."""
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     d = data_for(model, data)
     if model.has_mimic:
         return _inverse_through_cholesky(model, mass_matrix(model, q, data=d))

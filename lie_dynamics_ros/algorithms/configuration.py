@@ -22,7 +22,7 @@ def integrate(model, q, v, dt=1.0):
 
     The result stays on the manifold by construction (unit quaternions up to round-off).
     """
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v)) and np.isfinite(dt)):
         raise InputError("non-finite values in q, v or dt")
     groups = _group_joints(model)
@@ -45,7 +45,7 @@ def integrate(model, q, v, dt=1.0):
 def difference(model, q0, q1):
     """v such that integrate(q0, v) = q1: the log on SE(3)/SO(3), the shortest angle on S^1 for
     continuous (unlimited revolute) joints, subtraction elsewhere."""
-    q0, q1 = vec(q0, model.nq, "q0"), vec(q1, model.nq, "q1")
+    q0, q1 = vec(q0, model.nq, "q0", model=model), vec(q1, model.nq, "q1", model=model)
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(q1))):
         raise InputError("non-finite values in q0 or q1")
     groups = _group_joints(model)

@@ -17,7 +17,7 @@ from ..kernels import derivatives as KD
 from ..kernels import joints as J
 from ..kernels import plan as P
 from . import _inputs as I
-from ._inputs import vec, check, prepare, load_fext, data_for
+from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
 from .dynamics import forward_dynamics, hybrid_dynamics
 
 
@@ -32,16 +32,10 @@ def _supported(model):
 
 def _batch(model, q, rest):
     """(N, arrays) when q is 2-D, else None. rest: [(array, n, name)]."""
-    if (q.ndim if isinstance(q, np.ndarray) else np.ndim(q)) != 2:
-        return None
+    if (q.ndim if isinstance(q, np.ndarray) else np.ndim(q)) != 2 or np.shape(q) == (model.nq, 1):
+        return None                        # one state (a column is one state, as in vec)
     N = np.shape(q)[0]
-    out = []
-    for x, n, name in [(q, model.nq, "q")] + list(rest):
-        a = np.ascontiguousarray(x, dtype=np.float64)
-        if a.shape != (N, n):
-            raise InputError(f"batched {name} must have shape ({N}, {n}), got {a.shape}")
-        out.append(a)
-    return N, out
+    return N, [rows(q, model.nq, "q", N, model)] + [rows(x, n, name, N) for x, n, name in rest]
 
 
 def _check_rows(model, st, d, row, arrays):
@@ -87,7 +81,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
                                        row)
         _check_rows(model, st, d, row, dict(q=q, v=v, a=a))
         return tuple(out)
-    q, v, a = vec(q, model.nq, "q"), vec(v, n, "v"), vec(a, n, "a")
+    q, v, a = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(a, n, "a")
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -140,7 +134,7 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
                                       np.zeros((N, n)), *out, d.failed_row, row)
         _check_rows(model, st, d, row, dict(q=q, v=v, tau=tau))
         return tuple(out)
-    q, v, tau = vec(q, model.nq, "q"), vec(v, n, "v"), vec(tau, n, "tau")
+    q, v, tau = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(tau, n, "tau")
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     st = KD.aba_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, np.empty(n),
@@ -173,9 +167,7 @@ def hybrid_dynamics_derivatives(model, q, v, a, tau, prescribed, f_ext=None, dat
     da_w = -M_ww^-1 (D_w dx + M_wu da_u - dtau_w), dtau_u = D_u dx + M_uu da_u + M_uw da_w.
     """
     _supported(model)
-    u = np.asarray(prescribed)
-    if u.shape != (model.nv,) or u.dtype != bool:
-        raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
+    u = mask(prescribed, model.nv)
     w = ~u
     a_full, _ = hybrid_dynamics(model, q, v, a, tau, u, f_ext, data=data)
     Dq, Dv, M = inverse_dynamics_derivatives(model, q, v, a_full, f_ext, data=data)
@@ -218,7 +210,7 @@ def inverse_dynamics_parameter_derivatives(model, q, v, a, joints=None, data=Non
     for b, name in enumerate(names):
         rows[b] = model.joint(name).row          # InputError for an unknown name
     n = model.nv
-    q, v, a = vec(q, model.nq, "q"), vec(v, n, "v"), vec(a, n, "a")
+    q, v, a = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(a, n, "a")
     d = data_for(model, data)
     out = np.empty((n, 6 * len(names)))
     st = KD.parameter_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, rows, out,

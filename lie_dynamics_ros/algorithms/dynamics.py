@@ -38,7 +38,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
         except TypeError:
             pass
     I.compile_entry("inverse_dynamics")
-    qc, vc, ac = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+    qc, vc, ac = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(a, model.nv, "a", True))
     if qc is None or vc is None or ac is None:
         if f_ext is None and np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
@@ -62,7 +62,7 @@ def mass_matrix(model, q, data=None):
         except TypeError:
             pass
     I.compile_entry("mass_matrix")
-    qc = vec(q, model.nq, "q", True)
+    qc = vec(q, model.nq, "q", True, model)
     if qc is None:
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
     q = qc
@@ -86,7 +86,7 @@ def gravity_torques(model, q, data=None):
         except TypeError:
             pass
     I.compile_entry("inverse_dynamics")
-    qc = vec(q, model.nq, "q", True)
+    qc = vec(q, model.nq, "q", True, model)
     if qc is None:
         z = np.zeros((np.shape(q)[0], model.nv))
         return batch.evaluate(model, "rnea", (q, z, z), None,
@@ -108,7 +108,7 @@ def nonlinear_effects(model, q, v, data=None):
         except TypeError:
             pass
     I.compile_entry("inverse_dynamics")
-    qc, vc = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+    qc, vc = vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True)
     if qc is None or vc is None:
         return batch.evaluate(model, "rnea", (q, v, np.zeros(np.shape(v))), None,
                               lambda *x: inverse_dynamics(model, *x))
@@ -144,7 +144,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
         except TypeError:
             pass
     I.compile_entry("forward_dynamics")
-    qc, vc, tc = (vec(q, model.nq, "q", True), vec(v, model.nv, "v", True),
+    qc, vc, tc = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(tau, model.nv, "tau", True))
     if qc is None or vc is None or tc is None:
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
@@ -172,10 +172,8 @@ def hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, data=None):
     all False = forward dynamics. A multi-DOF joint is prescribed as a whole. Batched: (N, nq),
     (N, nv) states with one (nv,) mask give two (N, nv) arrays.
     """
-    mask = np.asarray(prescribed)
-    if mask.shape != (model.nv,) or mask.dtype != bool:
-        raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
-    qc, vc = vec(q, model.nq, "q", True), vec(v, model.nv, "v", True)
+    mask = I.mask(prescribed, model.nv)
+    qc, vc = vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True)
     ac, tc = vec(a, model.nv, "a", True), vec(tau, model.nv, "tau", True)
     if qc is None or vc is None or ac is None or tc is None:
         _check_whole_joints(model, mask)
@@ -256,7 +254,7 @@ def coriolis_matrix(model, q, v, data=None):
     Built recursively from body Jacobians and their derivatives, C = sum_i J_i^T (I_i Jd_i +
     B_i J_i) with a skew B_i (Echeandia & Wensing's factorization), not from finite differences.
     """
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
     C = np.empty((model.nv, model.nv))

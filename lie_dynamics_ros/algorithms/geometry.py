@@ -31,7 +31,7 @@ from .kinematics import forward_kinematics
 def mass_matrix_configuration_derivatives(model, q, data=None):
     """dM (nv, nv, nv) with dM[:, :, k] = dM/dq_k, q-derivatives in the tangent space."""
     _supported(model)
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     d = data_for(model, data)
     n = model.nv
     dM = np.empty((n, n, n))
@@ -53,7 +53,7 @@ def _park_terms(model, q):
     """(S (6nb, nv), G (6nb, 6nb), Jd (6nb, 6nb), world poses, parents, axes) in the seeds'
     order, from the public forward kinematics and the joints' constant S; 6-vectors in the
     public (linear, angular) order of ``lie.se3``."""
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     nb = model.njoints
     poses = forward_kinematics(model, q)
     T0 = [np.eye(4)] + [poses[name] for name in model.body_names]

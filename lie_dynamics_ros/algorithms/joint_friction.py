@@ -5,18 +5,16 @@ RNEA/ABA); a simulator, a controller or an identification adds them explicitly."
 import numpy as np
 
 from ..errors import InputError
+from ._inputs import vec
 
 
 def friction_torques(model, v):
     """damping * v + friction * sign(v): the torque (nv,) a drive spends on its own joint
     friction at velocity ``v`` (nv,), or (N, nv) for N states. At v = 0 the Coulomb part is 0:
     what static friction holds then depends on the other torques (the simulator's concern)."""
-    try:
+    a = vec(v, model.nv, "v", batch=True)
+    if a is None:                                  # (N, nv) states
         a = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"v must be a numeric array of shape ({model.nv},)") from None
-    if a.shape[-1:] != (model.nv,) or a.ndim > 2:
-        raise InputError(f"v must have shape ({model.nv},) or (N, {model.nv}), got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise InputError("v must be finite")
     return model.joint_damping * a + model.joint_friction * np.sign(a)

@@ -14,6 +14,7 @@ continuous joints with ``continuous="cos_sin"``: Pinocchio stores those as (cos 
 import numpy as np
 
 from ..errors import InputError
+from ._inputs import vec
 
 
 class JointOrder:
@@ -76,10 +77,7 @@ class JointOrder:
                 self._q_use[qi] = False
 
     def _vec(self, x, n, what):
-        x = np.asarray(x, dtype=float)
-        if x.shape != (n,):
-            raise InputError(f"{what} must have shape ({n},), got {x.shape}")
-        return x
+        return vec(x, n, what)
 
     def q_to_model(self, q_other):
         """The model's q from a q in the other order."""

@@ -322,7 +322,7 @@ def regressor(model, q, v, v_r, a_r, data=None):
     carries it and ``Y @ theta + model.armature * a_r`` is the full M a_r + C v_r + g
     (and ``inverse_dynamics``). Identification that fits the armature adds those columns.
     """
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -337,7 +337,7 @@ def slotine_li_torques(model, q, v, v_r, a_r, data=None):
     """M(q) a_r + C(q, v) v_r + g(q) in one O(n) recursion (the model's own inertias, M with
     its armature), without forming M, C or Y. Equals ``regressor(...) @
     inertial_parameters(model) + model.armature * a_r``."""
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -352,7 +352,7 @@ def mass_matrix_time_derivative(model, q, v, data=None):
     """dM/dt along the motion (q, v): sum_i (Jd_i^T I_i J_i + J_i^T I_i Jd_i), from the
     recursive body Jacobians J_i and their time derivatives (no finite differences).
     Equals C + C^T for the Christoffel C (and for ``coriolis_matrix_ploen``)."""
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
     Md = np.empty((model.nv, model.nv))
@@ -370,7 +370,7 @@ def coriolis_matrix_ploen(model, q, v, data=None):
     D(q, v) with D v = 0. Use ``ldr.coriolis_matrix`` (Christoffel, = Pinocchio) with the
     regressor; this one is kept for the seed and for comparison.
     """
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
     C = np.empty((model.nv, model.nv))

@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 from numba import njit
 
+from ..algorithms._inputs import vec
 from ..algorithms.configuration import difference
 from ..algorithms.dynamics import inverse_dynamics, gravity_torques, mass_matrix
 from ..algorithms.regressor import (N_PARAMS, inertial_parameters, regressor,
@@ -163,7 +164,8 @@ class _Controller:
     def errors(self, q, v, q_d, v_d):
         """(e, e_dot) = (q (-) q_d, v - v_d)."""
         e = difference(self.model, q_d, q)
-        e_dot = np.asarray(v, dtype=float) - np.asarray(v_d, dtype=float)
+        n = self.model.nv
+        e_dot = vec(v, n, "v") - vec(v_d, n, "v_d")      # columns would broadcast to (n, n)
         return e, e_dot
 
     def reset(self):
@@ -189,7 +191,7 @@ class ComputedTorqueController(_Controller):
 
     def step(self, t, q, v, q_d, v_d, a_d, dt=0.0):
         e, e_dot = self.errors(q, v, q_d, v_d)
-        a = np.asarray(a_d, dtype=float) - _apply(self._kd, e_dot) - _apply(self._kp, e)
+        a = vec(a_d, self.model.nv, "a_d") - _apply(self._kd, e_dot) - _apply(self._kp, e)
         return self._record(t, e, e_dot, inverse_dynamics(self.model, q, v, a, data=self.data))
 
 
@@ -225,9 +227,9 @@ class SlotineLiController(_Controller):
     def reference(self, q, v, q_d, v_d, a_d):
         """(e, e_dot, v_r, a_r, s)."""
         e, e_dot = self.errors(q, v, q_d, v_d)
-        v_r = np.asarray(v_d, dtype=float) - _apply(self._lam, e)
-        a_r = np.asarray(a_d, dtype=float) - _apply(self._lam, e_dot)
-        return e, e_dot, v_r, a_r, np.asarray(v, dtype=float) - v_r
+        v_r = vec(v_d, self.model.nv, "v_d") - _apply(self._lam, e)
+        a_r = vec(a_d, self.model.nv, "a_d") - _apply(self._lam, e_dot)
+        return e, e_dot, v_r, a_r, vec(v, self.model.nv, "v") - v_r
 
     def step(self, t, q, v, q_d, v_d, a_d, dt=0.0):
         e, e_dot, v_r, a_r, s = self.reference(q, v, q_d, v_d, a_d)

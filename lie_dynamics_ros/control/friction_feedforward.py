@@ -25,8 +25,10 @@ def friction_feedforward(model, v, epsilon):
     boundary layer's half-width; 0 gives the exact sign(v) of ``ldr.friction_torques``."""
     if not (np.isfinite(epsilon) and epsilon >= 0):
         raise InputError("friction_velocity_epsilon must be a number >= 0, got %r" % (epsilon,))
+    v = np.asarray(v, dtype=float)
+    if v.shape == (model.nv, 1):                      # a column is one state (_inputs.vec)
+        v = v.reshape(model.nv)
     tau = friction_torques(model, v)                  # checks v
     if epsilon == 0 or not np.any(model.joint_friction):
         return tau
-    v = np.asarray(v, dtype=float)
     return tau + model.joint_friction * (np.clip(v / epsilon, -1.0, 1.0) - np.sign(v))

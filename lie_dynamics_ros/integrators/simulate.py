@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms import batch as AB
+from ..algorithms._inputs import mask as bool_mask, rows, vec
 from ..algorithms.dynamics import forward_dynamics, hybrid_dynamics
 from ..errors import InputError, SimulationDiverged
 from ..kernels import integrate as KI
@@ -91,15 +92,18 @@ def normalize_configuration(model, q):
     return q
 
 
+def _rows_of_states(x, n):
+    """x is (N, n) states, not one state as an (n, 1) column (algorithms/_inputs.vec)."""
+    return np.ndim(x) == 2 and np.shape(x) != (n, 1)
+
+
 def _as_callable(x, n, name):
     if x is None:
         z = np.zeros(n)
         return lambda t, q, v: z
     if callable(x):
         return x
-    arr = np.asarray(x, dtype=float)
-    if arr.shape != (n,):
-        raise InputError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
+    arr = _array(x, n, name)
     return lambda t, q, v: arr
 
 
@@ -167,16 +171,13 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
                              "prescribed joints here (ldr.simulate_constrained, docs/loops.md)")
         return simulate_constrained(model, q0, v0, duration, dt, method, tau,
                                     callback=callback)
-    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
+    if _rows_of_states(q0, model.nq) or _rows_of_states(v0, model.nv):
         if callback is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
             raise InputError("batched initial states take a fixed-step method and no callback")
         return rollout(model, q0, v0, duration, dt, method, tau, prescribed, a_prescribed, t0,
                        max_steps, joint_friction)
     nq, nv = model.nq, model.nv
-    q0 = np.asarray(q0, dtype=float)
-    v0 = np.asarray(v0, dtype=float)
-    if q0.shape != (nq,) or v0.shape != (nv,):
-        raise InputError(f"q0 must have shape ({nq},) and v0 shape ({nv},)")
+    q0, v0 = vec(q0, nq, "q0", model=model), vec(v0, nv, "v0")
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
         raise InputError("q0 and v0 must be finite")
     duration = float(duration)
@@ -290,10 +291,10 @@ def _work(model, data):
 def _array(x, n, name):
     if x is None:
         return np.zeros(n)
-    a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.shape != (n,):
-        raise InputError(f"{name} must have shape ({n},) or be callable (t, q, v) -> ({n},)")
-    return a
+    try:
+        return vec(x, n, name)
+    except InputError as e:
+        raise InputError(f"{e} (or be callable (t, q, v) -> ({n},))") from None
 
 
 class _Kernel:
@@ -309,9 +310,7 @@ class _Kernel:
         if prescribed is None:
             self.mask, self.a_pres = np.zeros(0, dtype=np.bool_), np.zeros(nv)
         else:
-            self.mask = np.ascontiguousarray(prescribed, dtype=np.bool_)
-            if self.mask.shape != (nv,):
-                raise InputError(f"prescribed must be a boolean mask of shape ({nv},)")
+            self.mask = np.ascontiguousarray(bool_mask(np.asarray(prescribed, dtype=np.bool_), nv))
             self.a_pres = _array(a_prescribed, nv, "a_prescribed")
 
     def args(self, model, data):
@@ -408,19 +407,18 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     q0, v0, duration, dt, t0, max_steps, tau, a_prescribed = check_run(
         q0, v0, duration, dt, t0, max_steps, tau, a_prescribed)
     nq, nv = model.nq, model.nv
-    Q0 = np.ascontiguousarray(q0, dtype=np.float64)
-    V0 = np.ascontiguousarray(v0, dtype=np.float64)
-    if Q0.ndim != 2 or Q0.shape[1] != nq or V0.shape != (Q0.shape[0], nv):
-        raise InputError(f"batched q0, v0 must have shapes (N, {nq}) and (N, {nv}), got "
-                         f"{Q0.shape} and {V0.shape}")
+    Q0 = rows(q0, nq, "q0", model=model)
     N = Q0.shape[0]
+    V0 = rows(v0, nv, "v0", N)
     name = fixed_method(method, "rollout")
     if dt is None or not float(dt) > 0.0 or not float(duration) > 0.0:
         raise InputError("rollout needs positive duration and dt")
     per_row = tau is not None and not callable(tau) and np.ndim(tau) == 2
     if per_row:
         TAU = np.ascontiguousarray(tau, dtype=np.float64)
-        if TAU.shape != (N, nv):
+        if TAU.shape == (nv, 1):                 # a column is one torque, as in vec
+            per_row, tau = False, TAU.reshape(nv)
+        elif TAU.shape != (N, nv):
             raise InputError(f"tau must have shape ({nv},) or ({N}, {nv}), got {TAU.shape}")
 
     def row_tau(r):
@@ -521,10 +519,7 @@ def _rigid_stepper(model, name):
     def step(q, v, dt, tau=None, t=0.0, accel=None):
         if accel is not None or callable(tau) or not np.isfinite(dt):
             return slow(q, v, dt, tau, t, accel)
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        if q.shape != (nq,) or v.shape != (nv,):
-            raise InputError(f"q must have shape ({nq},) and v shape ({nv},)")
+        q, v = vec(q, nq, "q", model=model), vec(v, nv, "v")
         tau_a = kern.tau if tau is None else _array(tau, nv, "tau")
         head, tail = kern.args(model, model.default_data())
         q1, v1 = np.empty(nq), np.empty(nv)

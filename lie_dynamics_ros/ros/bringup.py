@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from typing import Tuple
 
 from lie_dynamics_ros.resources import share_dir
+# the launch arguments' defaults, which ldr_bringup follows
+from lie_dynamics_ros.ros.launch_arguments import DEFAULT_URDF, DEFAULT_USE_SIM_TIME  # noqa: F401
 
 PACKAGE = "lie_dynamics_ros"
 
@@ -71,15 +73,9 @@ GRAPHS = {
     "observer": (SIMULATOR, INVERSE_DYNAMICS, OBSERVER),
 }
 
-#: launch arguments' defaults, as in the launch files
-DEFAULT_URDF = "arm7.urdf"
 #: --offline: how long the simulator waits for the controller's answer to one state (the
 #: controller compiles its kernels before it subscribes, so this is only a safety net)
 LOCKSTEP_TIMEOUT_S = 30.0
-DEFAULT_USE_SIM_TIME = {"inverse_dynamics": False, "simulator": False,
-                        "sim_with_gravity_compensation": True, "adaptive_controller": False,
-                        "sim_with_adaptive_controller": True,
-                        "inverse_dynamics_ros2_control": False, "observer": True}
 
 
 def package_root() -> str:
