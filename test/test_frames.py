@@ -227,6 +227,8 @@ def test_fixed_and_mimic_joints_have_frames():
     assert m.frame("fix") is m.frame("l_fix") and m.frame("mim") is m.frame("l_mim")
     assert m.frame("root_joint") is m.frame("base")
     assert "fix" in m.joint_frames and "fix" not in m.joint_names
+    for name in list(m.frame_names) + list(m.joint_frames):    # frame_id: the same frame
+        assert m.frames[m.frame_names[m.frame_id(name)]] is m.frame(name)
     # a rebuilt model (other gravity) keeps its fixed joints' frames
     assert m.with_gravity((0, 0, -1.0)).frame("fix")[0] == m.frame("fix")[0]
 

@@ -44,25 +44,38 @@ def _inputs(model, q, v, a, d, who):
     return q, v, a, order
 
 
+def _table(model, d):
+    """The frame table of ``model`` (kernels/frames.py), kept in the Data: built once per
+    model and Data, never written after; a result keeps the one it was made with."""
+    t = d.extra.get("frame_table")
+    if t is None or t[0] is not model.frame_offsets:
+        tab = np.zeros((len(model.frame_rows) + 1, 16))
+        tab[:-1, 0] = model.frame_rows
+        tab[:-1, 1:13] = model.frame_offsets[:, :3, :].reshape(-1, 12)
+        tab[-1, :6] = PUBLIC_ROWS
+        t = d.extra["frame_table"] = (model.frame_offsets, tab)
+    return t[1]
+
+
 class Kinematics:
     """The result of ``kinematics``: world poses, body twists and accelerations and the world
     Jacobian columns of every body, in arrays of its own (later calls do not change it).
     Every read below takes a frame name and is compiled; none recomputes the tree."""
 
-    __slots__ = ("model", "order", "_kin")
+    __slots__ = ("model", "order", "_kin", "_tab")
 
-    def __init__(self, model, kin, order):
+    def __init__(self, model, kin, tab, order):
         #: the model, and what the pass had: 0 (q), 1 (q, v), 2 (q, v, a)
-        self.model, self.order, self._kin = model, order, kin
+        self.model, self.order, self._kin, self._tab = model, order, kin, tab
 
     def _read(self, frame, what, reference, ncols, need):
         if self.order < need:
             arg = "v" if need == 1 else "a"
             raise InputError(f"this needs {arg}: the pass had {_ORDER_NAMES[self.order]}; "
                              f"call ldr.kinematics(model, q, v{', a' if need == 2 else ''})")
-        row, T = self.model.frame(frame)
+        f = self.model.frame_id(frame)
         res = np.empty((4, 4) if what == K.PLACEMENT else (6, ncols))
-        st = K.frame_read(self._kin, self.model.mi, row, T, what, reference, PUBLIC_ROWS, res)
+        st = K.frame_read(self._kin, self._tab, f, what, reference, res)
         if st:
             check(self.model, st)
         return res
@@ -76,7 +89,7 @@ class Kinematics:
         ``model.frame_names`` order."""
         m = self.model
         out = np.empty((len(m.frame_rows), 4, 4))
-        st = K.placements(self._kin, m.frame_rows, m.frame_offsets, out)
+        st = K.placements(self._kin, self._tab, out)
         if st:
             check(m, st)
         return out
@@ -120,11 +133,11 @@ def kinematics(model, q, v=None, a=None, data=None):
     st = K.kinematics(d.buf, q, v, a, kin, order, wj)
     if st:
         check(model, st, d, q=q, v=v, a=a)
-    return Kinematics(model, kin, order)
+    return Kinematics(model, kin, _table(model, d), order)
 
 
 def _one_shot(model, q, v, a, frame, what, reference, data, who):
-    row, T = model.frame(frame)
+    f = model.frame_id(frame)
     d = data_for(model, data)
     q, v, a, order = _inputs(model, q, v, a, d, who)
     kin = d.extra.get("frames")
@@ -135,7 +148,7 @@ def _one_shot(model, q, v, a, frame, what, reference, data, who):
     else:
         res = np.empty((6, model.nv if what in (K.JACOBIAN, K.JACOBIAN_DOT) else 1))
     wj = prepare(model, d, q, v) if model.has_general else True
-    st = K.frame_quantity(d.buf, q, v, a, kin, row, T, what, reference, PUBLIC_ROWS, res,
+    st = K.frame_quantity(d.buf, q, v, a, kin, _table(model, d), f, what, reference, res,
                           order, wj)
     if st:
         check(model, st, d, q=q, v=v, a=a)
@@ -192,7 +205,7 @@ def _placements(model, d, q):
         kin = d.extra["frames"] = np.empty((model.nbodies, K.NK))
     out = np.empty((len(model.frame_rows), 4, 4))
     wj = prepare(model, d, q, d.zero_v) if model.has_general else True
-    st = K.all_placements(d.buf, q, kin, model.frame_rows, model.frame_offsets, out, wj)
+    st = K.all_placements(d.buf, q, kin, _table(model, d), out, wj)
     if st:
         check(model, st, d, q=q)
     return out

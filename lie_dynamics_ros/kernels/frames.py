@@ -7,8 +7,13 @@ Sastry 1994, eq. 3.54, the spatial Jacobian; its rate as Pinocchio's
 computeJointJacobiansTimeVariation, Carpentier et al. 2019). A frame's world Jacobian is the
 sum of its ancestors' columns; the other references follow from the frame's pose.
 
-Kernel order (angular, linear) inside; the reads write their rows through ``perm``, the
-permutation that ``conventions.py`` defines.
+Kernel order (angular, linear) inside; the reads write their rows through the permutation
+that ``conventions.py`` defines, which the frame table carries.
+
+Frame table ``tab`` (nf + 1, 16), built once per model and Data (algorithms/frames.py): row f
+< nf is frame f's body row and its pose in that body, T[:3, :4] row-major; the last row holds
+the public row order (conventions.PUBLIC_ROWS). Writable arrays only: numba dispatches a
+read-only array argument several times slower.
 """
 import numpy as np
 from numba import njit
@@ -23,9 +28,10 @@ from .spatial import mat_vec
 from .plan import unpack
 from .views import bare, c_view
 
-# columns of a pass's per-body array (nb, NK)
-KR, KP, KV, KA, KS, KSD = 0, 9, 12, 18, 24, 60
-NK = 96
+# columns of a pass's per-body array (nb, NK): pose, twist, acceleration, world columns and
+# their rates, and the topology (parent, first DOF, DOF count, as floats) for the reads
+KR, KP, KV, KA, KS, KSD, KT = 0, 9, 12, 18, 24, 60, 96
+NK = 99
 # what a read returns
 PLACEMENT, JACOBIAN, JACOBIAN_DOT, VELOCITY, ACCELERATION, CLASSICAL = range(6)
 # references (Pinocchio's LOCAL, WORLD, LOCAL_WORLD_ALIGNED)
@@ -40,6 +46,7 @@ def _pass(mi, dv, dm, v, a, kin, order):
     nj = mi.shape[0] - 1
     kin[0, :] = 0.0
     kin[0, KR] = kin[0, KR + 4] = kin[0, KR + 8] = 1.0
+    kin[0, KT] = -1.0
     Sq = np.empty(6)
     x = np.empty(6)
     for i in range(1, nj + 1):
@@ -50,6 +57,7 @@ def _pass(mi, dv, dm, v, a, kin, order):
             k[KR + r] = c[OR + r]
         for r in range(3):
             k[KP + r] = c[OP + r]
+        k[KT], k[KT + 1], k[KT + 2] = p, vi, nv
         R, o = c[OR:OR + 9], c[OP:OP + 3]
         S = dm[i, MS]
         for j in range(nv):
@@ -99,19 +107,22 @@ def kinematics(buf, q, v, a, kin, order, with_joints):
     if order >= 2 and not _finite(ab):
         return NONFINITE
     _pass(mi, dv, dm, vb, ab, bare(kin), order)
+    kin[0, KT + 1] = nv         # the universe row holds the Jacobians' width
     return OK
 
 
 @njit(inline="always", **JIT)
-def _frame_pose(kin, row, T, R, o):
-    """World pose (R, o) of the frame at T (4x4) on body ``row``."""
+def _frame_pose(kin, tab, f, R, o):
+    """World pose (R, o) of frame ``f`` of the table; returns its body row."""
+    row = int(tab[f, 0])
     B = kin[row]
+    T = tab[f]
     for r in range(3):
+        b0, b1, b2 = B[KR + 3 * r], B[KR + 3 * r + 1], B[KR + 3 * r + 2]
         for c in range(3):
-            R[3 * r + c] = B[KR + 3 * r] * T[0, c] + B[KR + 3 * r + 1] * T[1, c] \
-                + B[KR + 3 * r + 2] * T[2, c]
-        o[r] = B[KP + r] + B[KR + 3 * r] * T[0, 3] + B[KR + 3 * r + 1] * T[1, 3] \
-            + B[KR + 3 * r + 2] * T[2, 3]
+            R[3 * r + c] = b0 * T[1 + c] + b1 * T[5 + c] + b2 * T[9 + c]
+        o[r] = B[KP + r] + b0 * T[4] + b1 * T[8] + b2 * T[12]
+    return row
 
 
 @njit(inline="always", **JIT)
@@ -130,12 +141,11 @@ def _to_reference(R, o, ref, x, out):
 
 
 @njit(inline="always", **JIT)
-def _rate_to_reference(R, o, ref, Vw, x, dx, out):
+def _rate_to_reference(R, o, ref, Vw, x, dx, y, out):
     """d/dt of x's ``ref`` form, given x, its rate dx (world) and the frame's world twist Vw:
     LOCAL Ad_{oT_f^-1} (dx - ad_Vw x); WORLD dx; LOCAL_WORLD_ALIGNED
-    (dw, dv + dw x o + w x do/dt) with do/dt = v_w + w_w x o."""
+    (dw, dv + dw x o + w x do/dt) with do/dt = v_w + w_w x o. ``y`` is scratch (6)."""
     if ref == LOCAL:
-        y = np.empty(6)
         for r in range(6):
             y[r] = dx[r]
         se3_ad_add(Vw, x, y, -1.0)
@@ -152,11 +162,12 @@ def _rate_to_reference(R, o, ref, Vw, x, dx, out):
 
 
 @njit(**JIT)
-def _read(kin, mi, row, T, what, ref, perm, res):
-    """One quantity of the frame at T on body ``row`` into ``res``: (4, 4) for PLACEMENT,
-    (6, nv) for the Jacobians, (6, 1) for a twist or an acceleration; rows through ``perm``."""
-    R, o = np.empty(9), np.empty(3)
-    _frame_pose(kin, row, T, R, o)
+def _read(kin, tab, f, what, ref, res):
+    """One quantity of frame ``f`` into ``res``: (4, 4) for PLACEMENT, (6, nv) for the
+    Jacobians, (6, 1) for a twist or an acceleration, in the public row order."""
+    w = np.empty(36)        # R (9), o (3), Vw (6), x (6), y (6), z (6)
+    R, o, Vw, x, y, z = w[0:9], w[9:12], w[12:18], w[18:24], w[24:30], w[30:36]
+    row = _frame_pose(kin, tab, f, R, o)
     if what == PLACEMENT:
         for r in range(3):
             for c in range(3):
@@ -165,76 +176,91 @@ def _read(kin, mi, row, T, what, ref, perm, res):
             res[3, r] = 0.0
         res[3, 3] = 1.0
         return OK
-    Vw, y = np.empty(6), np.empty(6)
+    perm = tab[tab.shape[0] - 1]
+    p0, p1, p2, p3, p4, p5 = int(perm[0]), int(perm[1]), int(perm[2]), int(perm[3]), \
+        int(perm[4]), int(perm[5])
     B = kin[row]
-    Bw = B[KR:KR + 9]
     if what != JACOBIAN:
-        se3_Ad(Bw, B[KP:KP + 3], B[KV:KV + 6], Vw)
+        se3_Ad(B[KR:KR + 9], B[KP:KP + 3], B[KV:KV + 6], Vw)
     if what == JACOBIAN or what == JACOBIAN_DOT:
         res[:, :] = 0.0
         j = row
         while j > 0:
             Kj = kin[j]
-            for k in range(mi[j, NV]):
-                col = mi[j, VI] + k
-                x = Kj[KS + 6 * k:KS + 6 * k + 6]
+            vi = int(Kj[KT + 1])
+            for k in range(int(Kj[KT + 2])):
+                col = vi + k
+                xs = Kj[KS + 6 * k:KS + 6 * k + 6]
                 if what == JACOBIAN:
-                    _to_reference(R, o, ref, x, y)
+                    _to_reference(R, o, ref, xs, y)
                 else:
-                    _rate_to_reference(R, o, ref, Vw, x, Kj[KSD + 6 * k:KSD + 6 * k + 6], y)
-                for r in range(6):
-                    res[r, col] += y[perm[r]]
-            j = mi[j, P]
+                    _rate_to_reference(R, o, ref, Vw, xs, Kj[KSD + 6 * k:KSD + 6 * k + 6], z, y)
+                res[0, col] += y[p0]
+                res[1, col] += y[p1]
+                res[2, col] += y[p2]
+                res[3, col] += y[p3]
+                res[4, col] += y[p4]
+                res[5, col] += y[p5]
+            j = int(Kj[KT])
         return OK
-    x = np.empty(6)
     if what == VELOCITY:
         _to_reference(R, o, ref, Vw, y)
     else:
-        se3_Ad(Bw, B[KP:KP + 3], B[KA:KA + 6], x)
+        se3_Ad(B[KR:KR + 9], B[KP:KP + 3], B[KA:KA + 6], x)
         _to_reference(R, o, ref, x, y)
         if what == CLASSICAL:         # + w x v of the frame's twist in the same reference
             _to_reference(R, o, ref, Vw, x)
             y[3] += x[1] * x[5] - x[2] * x[4]
             y[4] += x[2] * x[3] - x[0] * x[5]
             y[5] += x[0] * x[4] - x[1] * x[3]
-    for r in range(6):
-        res[r, 0] = y[perm[r]]
+    res[0, 0], res[1, 0], res[2, 0] = y[p0], y[p1], y[p2]
+    res[3, 0], res[4, 0], res[5, 0] = y[p3], y[p4], y[p5]
     return OK
 
 
-@njit(**JIT)
-def frame_read(kin, mi, row, T, what, ref, perm, res):
-    """``_read`` on a pass's array; checks the row and the output's shape (BAD_SIZE)."""
-    nb = kin.shape[0]
-    if kin.shape[1] != NK or mi.shape[0] != nb or row < 0 or row >= nb:
+@njit(inline="always", **JIT)
+def _read_checked(kin, tab, f, what, ref, res):
+    """``_read`` after checking the frame index, its row and the output's shape (BAD_SIZE)."""
+    if kin.shape[1] != NK or tab.shape[1] != 16 or f < 0 or f >= tab.shape[0] - 1:
+        return BAD_SIZE
+    row = tab[f, 0]
+    if not (row >= 0 and row < kin.shape[0]):
         return BAD_SIZE
     if (what == PLACEMENT and (res.shape[0] != 4 or res.shape[1] != 4)) or \
             (what != PLACEMENT and res.shape[0] != 6):
         return BAD_SIZE
-    return _read(kin, mi, row, T, what, ref, perm, res)
+    if (what == JACOBIAN or what == JACOBIAN_DOT) and res.shape[1] != kin[0, KT + 1]:
+        return BAD_SIZE
+    return _read(kin, tab, f, what, ref, res)
 
 
 @njit(**JIT)
-def frame_quantity(buf, q, v, a, kin, row, T, what, ref, perm, res, order, with_joints):
+def frame_read(kin, tab, f, what, ref, res):
+    """One read of frame ``f`` from a pass's array; returns a status code."""
+    return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
+
+
+@njit(**JIT)
+def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints):
     """The pass (to ``order``) and one read, in one call (the one-shot functions)."""
     st = kinematics(buf, q, v, a, kin, order, with_joints)
     if st != OK:
         return st
-    h, ok, mi, mc, mI, dv, dm = unpack(buf)
-    return frame_read(kin, mi, row, T, what, ref, perm, res)
+    return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
 
 
 @njit(**JIT)
-def placements(kin, rows, T, out):
-    """World poses out[f] (4x4) of the frames (rows[f], T[f]) from a pass's array."""
-    n = rows.shape[0]
-    if T.shape[0] != n or out.shape[0] != n:
+def placements(kin, tab, out):
+    """World poses out[f] (4x4) of every frame of the table from a pass's array."""
+    n = tab.shape[0] - 1
+    if out.shape[0] != n or kin.shape[1] != NK:
         return BAD_SIZE
-    R, o = np.empty(9), np.empty(3)
+    w = np.empty(12)
+    R, o = w[0:9], w[9:12]
     for f in range(n):
-        if rows[f] < 0 or rows[f] >= kin.shape[0]:
+        if not (tab[f, 0] >= 0 and tab[f, 0] < kin.shape[0]):
             return BAD_SIZE
-        _frame_pose(kin, rows[f], T[f], R, o)
+        _frame_pose(kin, tab, f, R, o)
         for r in range(3):
             for c in range(3):
                 out[f, r, c] = R[3 * r + c]
@@ -245,7 +271,7 @@ def placements(kin, rows, T, out):
 
 
 @njit(**JIT)
-def all_placements(buf, q, kin, rows, T, out, with_joints):
+def all_placements(buf, q, kin, tab, out, with_joints):
     """The order-0 pass and ``placements`` in one call (forward kinematics)."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     if not ok:
@@ -254,4 +280,4 @@ def all_placements(buf, q, kin, rows, T, out, with_joints):
     st = kinematics(buf, q, zero, zero, kin, 0, with_joints)
     if st != OK:
         return st
-    return placements(kin, rows, T, out)
+    return placements(kin, tab, out)

@@ -144,6 +144,7 @@ class Model:
     def _index_maps(self):
         """Index arrays that keep Python loops over joints out of the per-call paths."""
         self.nbodies = len(self.joints) + 1
+        self._frame_ids = {n: k for k, n in enumerate(self.frames)}
         #: body row and 4x4 offset of every link frame, in frame_names order
         self.frame_rows = _frozen_array([self.frames[n][0] for n in self.frames], np.int64)
         self.frame_offsets = _frozen_array(
@@ -318,14 +319,27 @@ class Model:
         try:
             return self.frames[name]
         except KeyError:
-            pass
+            return self.frames[self._joint_link(name)]
         except TypeError:
             raise InputError(f"a frame is a link or joint name (str), got {name!r}") from None
-        joint = name[6:] if isinstance(name, str) and name.startswith("joint:") else name
+
+    def frame_id(self, name):
+        """Index of the frame ``name`` (the rule of ``frame``) in ``frame_names``."""
+        k = self._frame_ids.get(name) if name.__class__ is str else None
+        if k is None:
+            if not isinstance(name, str):
+                raise InputError(f"a frame is a link or joint name (str), got {name!r}")
+            k = self._frame_ids[self._joint_link(name)]
+        return k
+
+    def _joint_link(self, name):
+        if not isinstance(name, str):
+            raise InputError(f"a frame is a link or joint name (str), got {name!r}")
+        joint = name[6:] if name.startswith("joint:") else name
         link = self.joint_frames.get(joint)
-        if link is not None:
-            return self.frames[link]
-        raise InputError(self._unknown_frame(name)) from None
+        if link is None:
+            raise InputError(self._unknown_frame(name)) from None
+        return link
 
     def _unknown_frame(self, name):
         names = list(self.frames) + [n for n in self.joint_frames if n not in self.frames]
