@@ -165,6 +165,13 @@ def test_identities_and_finite_differences(rid, model):
             # acceleration in local and world, the classical one in local_world_aligned
             acc = kin.acceleration(frame, ref, classical=(ref == "local_world_aligned"))
             np.testing.assert_allclose(J @ a + dJ @ v, acc, atol=1e-10)
+            # the one-shot calls (a pass on the frame's chain only) give the same numbers
+            np.testing.assert_allclose(ldr.frame_jacobian(model, q, frame, ref), J, atol=1e-13)
+            np.testing.assert_allclose(ldr.frame_jacobian_time_variation(model, q, v, frame, ref),
+                                       dJ, atol=1e-13)
+            np.testing.assert_allclose(ldr.frame_acceleration(model, q, v, a, frame, ref),
+                                       kin.acceleration(frame, ref), atol=1e-13)
+        np.testing.assert_allclose(ldr.frame_pose(model, q, frame), T, atol=1e-14)
         # the twist against differences of the placement: log(T(-h)^-1 T(+h)) / 2h
         Tp, Tm = kp.placement(frame), km.placement(frame)
         np.testing.assert_allclose(se3.log(se3.inv(Tm) @ Tp) / (2 * h),

@@ -22,8 +22,7 @@ from .layout import P, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB, H
     NONFINITE, BAD_SIZE
 from .jit import JIT
 from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
-from .joint_kinematics import joint_kinematics
-from .dynamics import world_poses
+from .joint_kinematics import joint_kinematics, joint_row
 from .spatial import mat_vec
 from .plan import unpack
 from .views import bare, c_view
@@ -38,48 +37,85 @@ PLACEMENT, JACOBIAN, JACOBIAN_DOT, VELOCITY, ACCELERATION, CLASSICAL = range(6)
 LOCAL, WORLD, LOCAL_WORLD_ALIGNED = range(3)
 
 
-@njit(**JIT)
-def _pass(mi, dv, dm, v, a, kin, order):
-    """Fill ``kin`` from the joint transforms, S and Sdot in ``dv``/``dm``: poses and world
-    columns always, twists and column rates with ``order`` >= 1, accelerations with 2."""
-    world_poses(mi, dv)
-    nj = mi.shape[0] - 1
+@njit(inline="always", **JIT)
+def _universe(kin):
     kin[0, :] = 0.0
     kin[0, KR] = kin[0, KR + 4] = kin[0, KR + 8] = 1.0
     kin[0, KT] = -1.0
-    Sq = np.empty(6)
-    x = np.empty(6)
-    for i in range(1, nj + 1):
-        c, k = dv[i], kin[i]
-        p = mi[i, P]
-        vi, nv = mi[i, VI], mi[i, NV]
-        for r in range(9):
-            k[KR + r] = c[OR + r]
-        for r in range(3):
-            k[KP + r] = c[OP + r]
-        k[KT], k[KT + 1], k[KT + 2] = p, vi, nv
-        R, o = c[OR:OR + 9], c[OP:OP + 3]
-        S = dm[i, MS]
+
+
+@njit(inline="always", **JIT)
+def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
+    """Row i of the pass, its parent's done: world pose (into dv too), world columns, and with
+    ``order`` >= 1 the twist and the columns' rates, with 2 the acceleration."""
+    c, k = dv[i], kin[i]
+    p = mi[i, P]
+    vi, nv = mi[i, VI], mi[i, NV]
+    pr = kin[p]
+    for r in range(3):
+        b0, b1, b2 = pr[KR + 3 * r], pr[KR + 3 * r + 1], pr[KR + 3 * r + 2]
+        for cc in range(3):
+            k[KR + 3 * r + cc] = b0 * c[WR + cc] + b1 * c[WR + 3 + cc] + b2 * c[WR + 6 + cc]
+        k[KP + r] = pr[KP + r] + b0 * c[WP] + b1 * c[WP + 1] + b2 * c[WP + 2]
+    for r in range(9):
+        c[OR + r] = k[KR + r]
+    for r in range(3):
+        c[OP + r] = k[KP + r]
+    k[KT], k[KT + 1], k[KT + 2] = p, vi, nv
+    R, o = k[KR:KR + 9], k[KP:KP + 3]
+    S = dm[i, MS]
+    for j in range(nv):
+        se3_Ad(R, o, S[:, j], k[KS + 6 * j:KS + 6 * j + 6])
+    if order >= 1:
+        Vi = k[KV:KV + 6]
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KV:KV + 6], Vi)
+        mat_vec(S, v[vi:vi + nv], Sq, nv, False)
+        for r in range(6):
+            Vi[r] += Sq[r]
         for j in range(nv):
-            se3_Ad(R, o, S[:, j], k[KS + 6 * j:KS + 6 * j + 6])
-        if order >= 1:
-            Vi = k[KV:KV + 6]
-            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], kin[p, KV:KV + 6], Vi)
-            mat_vec(S, v[vi:vi + nv], Sq, nv, False)
             for r in range(6):
-                Vi[r] += Sq[r]
-            for j in range(nv):
-                for r in range(6):
-                    x[r] = dm[i, MSD, r, j]
-                se3_ad_add(Vi, S[:, j], x, 1.0)
-                se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
-            if order >= 2:
-                Ai = k[KA:KA + 6]
-                se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], kin[p, KA:KA + 6], Ai)
-                mat_vec(S, a[vi:vi + nv], Ai, nv, True)
-                for r in range(6):
-                    Ai[r] += c[SDV + r]
-                se3_ad_add(Vi, Sq, Ai, 1.0)
+                x[r] = dm[i, MSD, r, j]
+            se3_ad_add(Vi, S[:, j], x, 1.0)
+            se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
+        if order >= 2:
+            Ai = k[KA:KA + 6]
+            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KA:KA + 6], Ai)
+            mat_vec(S, a[vi:vi + nv], Ai, nv, True)
+            for r in range(6):
+                Ai[r] += c[SDV + r]
+            se3_ad_add(Vi, Sq, Ai, 1.0)
+
+
+@njit(**JIT)
+def _pass(mi, dv, dm, v, a, kin, order):
+    """Every row of ``kin`` from the joint transforms, S and Sdot in ``dv``/``dm``."""
+    _universe(kin)
+    w = np.empty(12)
+    for i in range(1, mi.shape[0]):
+        _pass_row(mi, dv, dm, v, a, kin, order, i, w[0:6], w[6:12])
+
+
+@njit(**JIT)
+def _chain_pass(mi, mc, dv, dm, q, v, a, kin, order, row, with_joints):
+    """The pass on the rows from the root to ``row`` only, joint kinematics included (what one
+    frame's quantities read; Pinocchio's computeFrameJacobian visits the same support)."""
+    _universe(kin)
+    chain = np.empty(mi.shape[0], dtype=np.int64)
+    n = 0
+    j = row
+    while j > 0:
+        chain[n] = j
+        n += 1
+        j = mi[j, P]
+    w = np.empty(21)
+    for m in range(n - 1, -1, -1):
+        i = chain[m]
+        if with_joints:
+            st = joint_row(mi, mc, dv, dm, q, v, i, w[12:21])
+            if st != OK:
+                return st
+        _pass_row(mi, dv, dm, v, a, kin, order, i, w[0:6], w[6:12])
+    return OK
 
 
 @njit(**JIT)
@@ -242,10 +278,24 @@ def frame_read(kin, tab, f, what, ref, res):
 
 @njit(**JIT)
 def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints):
-    """The pass (to ``order``) and one read, in one call (the one-shot functions)."""
-    st = kinematics(buf, q, v, a, kin, order, with_joints)
+    """The pass (to ``order``) on the frame's chain only, and one read, in one call (the
+    one-shot functions)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    nv = h[H_NV]
+    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
+            or kin.shape[0] != h[H_NB] or kin.shape[1] != NK or tab.shape[1] != 16 \
+            or f < 0 or f >= tab.shape[0] - 1:
+        return BAD_SIZE
+    row = int(tab[f, 0])
+    if row < 0 or row >= h[H_NB]:
+        return BAD_SIZE
+    qb, vb, ab = bare(q), bare(v), bare(a)
+    if not (_finite(qb) and _finite(vb) and (order < 2 or _finite(ab))):
+        return NONFINITE
+    st = _chain_pass(mi, mc, dv, dm, qb, vb, ab, bare(kin), order, row, with_joints)
     if st != OK:
         return st
+    kin[0, KT + 1] = nv
     return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
 
 
