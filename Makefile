@@ -91,6 +91,7 @@ bench: venv
 	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_se3.py
 	$(PY) benchmarks/bench_centroidal.py
+	$(PY) benchmarks/bench_kinematics.py
 	$(PY) benchmarks/bench_soa.py
 
 # 10 minutes of simulated time: simulator + adaptive controller at 1 kHz (~30 min of wall time

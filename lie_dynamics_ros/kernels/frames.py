@@ -1,11 +1,12 @@
 """Compiled frame kinematics: one pass over the tree, then cheap reads of any frame.
 
 The pass stores, per body row i, its world pose oT_i, its body twist V_i and acceleration Vd_i
-(frame i, the base at rest, no gravity) and the world columns of its joint's motion subspace,
-Ad_{oT_i} S_i, with their time derivatives Ad_{oT_i} (ad_{V_i} S_i + Sdot_i) (Murray, Li &
-Sastry 1994, eq. 3.54, the spatial Jacobian; its rate as Pinocchio's
-computeJointJacobiansTimeVariation, Carpentier et al. 2019). A frame's world Jacobian is the
-sum of its ancestors' columns; the other references follow from the frame's pose.
+(frame i, the base at rest, no gravity; Kim 2012, eqs. 37 and 41, Table 2) and the world
+columns of its joint's motion subspace, Ad_{oT_i} S_i (Kim eq. 7), with their time derivatives
+Ad_{oT_i} (ad_{V_i} S_i + Sdot_i) (Kim Lemma 1, eqs. 26-27), as Pinocchio's
+computeJointJacobians and computeJointJacobiansTimeVariation (Carpentier et al. 2019). A
+frame's world Jacobian is the sum of its ancestors' columns; the other references follow from
+the frame's pose. The pass writes the world poses into the Data too (dv's OR/OP).
 
 Kernel order (angular, linear) inside; the reads write their rows through the permutation
 that ``conventions.py`` defines, which the frame table carries.
