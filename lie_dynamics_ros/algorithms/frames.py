@@ -44,17 +44,17 @@ def _inputs(model, q, v, a, d, who):
     return q, v, a, order
 
 
-def _table(model, d):
-    """The frame table of ``model`` (kernels/frames.py), kept in the Data: built once per
-    model and Data, never written after; a result keeps the one it was made with."""
-    t = d.extra.get("frame_table")
+def _frames_memory(model, d):
+    """(frame table, scratch pass array) of ``model`` in the Data ``d``, built once per model
+    and Data. The table (kernels/frames.py) is never written after; a result keeps its own."""
+    t = d.extra.get("frames")
     if t is None or t[0] is not model.frame_offsets:
         tab = np.zeros((len(model.frame_rows) + 1, 16))
         tab[:-1, 0] = model.frame_rows
         tab[:-1, 1:13] = model.frame_offsets[:, :3, :].reshape(-1, 12)
         tab[-1, :6] = PUBLIC_ROWS
-        t = d.extra["frame_table"] = (model.frame_offsets, tab)
-    return t[1]
+        t = d.extra["frames"] = (model.frame_offsets, tab, np.empty((model.nbodies, K.NK)))
+    return t
 
 
 class Kinematics:
@@ -133,23 +133,20 @@ def kinematics(model, q, v=None, a=None, data=None):
     st = K.kinematics(d.buf, q, v, a, kin, order, wj)
     if st:
         check(model, st, d, q=q, v=v, a=a)
-    return Kinematics(model, kin, _table(model, d), order)
+    return Kinematics(model, kin, _frames_memory(model, d)[1], order)
 
 
 def _one_shot(model, q, v, a, frame, what, reference, data, who):
     f = model.frame_id(frame)
     d = data_for(model, data)
     q, v, a, order = _inputs(model, q, v, a, d, who)
-    kin = d.extra.get("frames")
-    if kin is None:
-        kin = d.extra["frames"] = np.empty((model.nbodies, K.NK))
+    _, tab, kin = _frames_memory(model, d)
     if what == K.PLACEMENT:
         res = np.empty((4, 4))
     else:
         res = np.empty((6, model.nv if what in (K.JACOBIAN, K.JACOBIAN_DOT) else 1))
     wj = prepare(model, d, q, v) if model.has_general else True
-    st = K.frame_quantity(d.buf, q, v, a, kin, _table(model, d), f, what, reference, res,
-                          order, wj)
+    st = K.frame_quantity(d.buf, q, v, a, kin, tab, f, what, reference, res, order, wj)
     if st:
         check(model, st, d, q=q, v=v, a=a)
     return res
@@ -200,12 +197,10 @@ def frame_placements(model, q, data=None):
 
 
 def _placements(model, d, q):
-    kin = d.extra.get("frames")
-    if kin is None:
-        kin = d.extra["frames"] = np.empty((model.nbodies, K.NK))
+    _, tab, kin = _frames_memory(model, d)
     out = np.empty((len(model.frame_rows), 4, 4))
     wj = prepare(model, d, q, d.zero_v) if model.has_general else True
-    st = K.all_placements(d.buf, q, kin, _table(model, d), out, wj)
+    st = K.all_placements(d.buf, q, kin, tab, out, wj)
     if st:
         check(model, st, d, q=q)
     return out

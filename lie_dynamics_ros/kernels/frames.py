@@ -49,42 +49,57 @@ def _universe(kin):
 def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
     """Row i of the pass, its parent's done: world pose (into dv too), world columns, and with
     ``order`` >= 1 the twist and the columns' rates, with 2 the acceleration."""
-    c, k = dv[i], kin[i]
+    # indexed in place, no row views: this part runs for every body of every pass
     p = mi[i, P]
     vi, nv = mi[i, VI], mi[i, NV]
-    pr = kin[p]
     for r in range(3):
-        b0, b1, b2 = pr[KR + 3 * r], pr[KR + 3 * r + 1], pr[KR + 3 * r + 2]
+        b0, b1, b2 = kin[p, KR + 3 * r], kin[p, KR + 3 * r + 1], kin[p, KR + 3 * r + 2]
         for cc in range(3):
-            k[KR + 3 * r + cc] = b0 * c[WR + cc] + b1 * c[WR + 3 + cc] + b2 * c[WR + 6 + cc]
-        k[KP + r] = pr[KP + r] + b0 * c[WP] + b1 * c[WP + 1] + b2 * c[WP + 2]
-    for r in range(9):
-        c[OR + r] = k[KR + r]
-    for r in range(3):
-        c[OP + r] = k[KP + r]
-    k[KT], k[KT + 1], k[KT + 2] = p, vi, nv
+            x_ = b0 * dv[i, WR + cc] + b1 * dv[i, WR + 3 + cc] + b2 * dv[i, WR + 6 + cc]
+            kin[i, KR + 3 * r + cc] = x_
+            dv[i, OR + 3 * r + cc] = x_
+        x_ = kin[p, KP + r] + b0 * dv[i, WP] + b1 * dv[i, WP + 1] + b2 * dv[i, WP + 2]
+        kin[i, KP + r] = x_
+        dv[i, OP + r] = x_
+    kin[i, KT], kin[i, KT + 1], kin[i, KT + 2] = p, vi, nv
+    o0, o1, o2 = kin[i, KP], kin[i, KP + 1], kin[i, KP + 2]
+    for j in range(nv):                 # Ad_{oT_i} S_j (Kim eq. 7)
+        base = KS + 6 * j
+        for r in range(3):
+            kin[i, base + r] = (kin[i, KR + 3 * r] * dm[i, MS, 0, j]
+                                + kin[i, KR + 3 * r + 1] * dm[i, MS, 1, j]
+                                + kin[i, KR + 3 * r + 2] * dm[i, MS, 2, j])
+        w0, w1, w2 = kin[i, base], kin[i, base + 1], kin[i, base + 2]
+        for r in range(3):
+            kin[i, base + 3 + r] = (kin[i, KR + 3 * r] * dm[i, MS, 3, j]
+                                    + kin[i, KR + 3 * r + 1] * dm[i, MS, 4, j]
+                                    + kin[i, KR + 3 * r + 2] * dm[i, MS, 5, j])
+        kin[i, base + 3] += o1 * w2 - o2 * w1
+        kin[i, base + 4] += o2 * w0 - o0 * w2
+        kin[i, base + 5] += o0 * w1 - o1 * w0
+    if order < 1:
+        return
+    c, k = dv[i], kin[i]
+    pr = kin[p]
     R, o = k[KR:KR + 9], k[KP:KP + 3]
     S = dm[i, MS]
+    Vi = k[KV:KV + 6]
+    se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KV:KV + 6], Vi)
+    mat_vec(S, v[vi:vi + nv], Sq, nv, False)
+    for r in range(6):
+        Vi[r] += Sq[r]
     for j in range(nv):
-        se3_Ad(R, o, S[:, j], k[KS + 6 * j:KS + 6 * j + 6])
-    if order >= 1:
-        Vi = k[KV:KV + 6]
-        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KV:KV + 6], Vi)
-        mat_vec(S, v[vi:vi + nv], Sq, nv, False)
         for r in range(6):
-            Vi[r] += Sq[r]
-        for j in range(nv):
-            for r in range(6):
-                x[r] = dm[i, MSD, r, j]
-            se3_ad_add(Vi, S[:, j], x, 1.0)
-            se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
-        if order >= 2:
-            Ai = k[KA:KA + 6]
-            se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KA:KA + 6], Ai)
-            mat_vec(S, a[vi:vi + nv], Ai, nv, True)
-            for r in range(6):
-                Ai[r] += c[SDV + r]
-            se3_ad_add(Vi, Sq, Ai, 1.0)
+            x[r] = dm[i, MSD, r, j]
+        se3_ad_add(Vi, S[:, j], x, 1.0)
+        se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
+    if order >= 2:
+        Ai = k[KA:KA + 6]
+        se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KA:KA + 6], Ai)
+        mat_vec(S, a[vi:vi + nv], Ai, nv, True)
+        for r in range(6):
+            Ai[r] += c[SDV + r]
+        se3_ad_add(Vi, Sq, Ai, 1.0)
 
 
 @njit(**JIT)
@@ -92,8 +107,9 @@ def _pass(mi, dv, dm, v, a, kin, order):
     """Every row of ``kin`` from the joint transforms, S and Sdot in ``dv``/``dm``."""
     _universe(kin)
     w = np.empty(12)
+    Sq, x = w[0:6], w[6:12]
     for i in range(1, mi.shape[0]):
-        _pass_row(mi, dv, dm, v, a, kin, order, i, w[0:6], w[6:12])
+        _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x)
 
 
 @njit(**JIT)
@@ -109,13 +125,14 @@ def _chain_pass(mi, mc, dv, dm, q, v, a, kin, order, row, with_joints):
         n += 1
         j = mi[j, P]
     w = np.empty(21)
+    Sq, x, Rj = w[0:6], w[6:12], w[12:21]
     for m in range(n - 1, -1, -1):
         i = chain[m]
         if with_joints:
-            st = joint_row(mi, mc, dv, dm, q, v, i, w[12:21])
+            st = joint_row(mi, mc, dv, dm, q, v, i, Rj)
             if st != OK:
                 return st
-        _pass_row(mi, dv, dm, v, a, kin, order, i, w[0:6], w[6:12])
+        _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x)
     return OK
 
 
