@@ -152,10 +152,23 @@ def _one_shot(model, q, v, a, frame, what, reference, data, who):
     return res
 
 
+def _at_rest(model, q, frame, what, reference, data):
+    """``_one_shot`` for the quantities of q alone (placement, Jacobian)."""
+    f = model.frame_id(frame)
+    d = data_for(model, data)
+    q = vec(q, model.nq, "q")
+    _, tab, kin = _frames_memory(model, d)
+    res = np.empty((4, 4) if what == K.PLACEMENT else (6, model.nv))
+    wj = prepare(model, d, q, d.zero_v) if model.has_general else True
+    st = K.frame_quantity_q(d.buf, q, kin, tab, f, what, reference, res, wj)
+    if st:
+        check(model, st, d, q=q)
+    return res
+
+
 def frame_jacobian(model, q, frame, reference="local", data=None):
     """(6, nv) Jacobian of ``frame`` in ``reference`` (Pinocchio's computeFrameJacobian)."""
-    return _one_shot(model, q, None, None, frame, K.JACOBIAN, _reference(reference), data,
-                     "frame_jacobian")
+    return _at_rest(model, q, frame, K.JACOBIAN, _reference(reference), data)
 
 
 def frame_velocity(model, q, v, frame, reference="local", data=None):
@@ -185,7 +198,7 @@ def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=No
 
 def frame_pose(model, q, frame, data=None):
     """4x4 world pose of ``frame`` (Pinocchio's updateFramePlacement)."""
-    return _one_shot(model, q, None, None, frame, K.PLACEMENT, 0, data, "frame_pose")
+    return _at_rest(model, q, frame, K.PLACEMENT, 0, data)
 
 
 def frame_placements(model, q, data=None):

@@ -308,13 +308,23 @@ def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints
     if row < 0 or row >= h[H_NB]:
         return BAD_SIZE
     qb, vb, ab = bare(q), bare(v), bare(a)
-    if not (_finite(qb) and _finite(vb) and (order < 2 or _finite(ab))):
+    if not (_finite(qb) and (order < 1 or _finite(vb)) and (order < 2 or _finite(ab))):
         return NONFINITE
     st = _chain_pass(mi, mc, dv, dm, qb, vb, ab, bare(kin), order, row, with_joints)
     if st != OK:
         return st
     kin[0, KT + 1] = nv
     return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
+
+
+@njit(**JIT)
+def frame_quantity_q(buf, q, kin, tab, f, what, ref, res, with_joints):
+    """``frame_quantity`` at rest (placements and Jacobians): fewer arguments to dispatch."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    return frame_quantity(buf, q, zero, zero, kin, tab, f, what, ref, res, 0, with_joints)
 
 
 @njit(**JIT)
