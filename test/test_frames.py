@@ -277,3 +277,24 @@ def test_bad_names_references_and_arguments():
         ldr.frame_acceleration(model, q, np.zeros(model.nv), None, "tool0")
     with pytest.raises(ldr.InputError, match="a frame is a link or joint name"):
         kin.placement(["tool0"])
+
+
+def test_a_chain_deeper_than_the_one_shot_scratch():
+    """70 links in a row: the one-shot pass keeps its chain on the heap past 64 bodies."""
+    b = ldr.ModelBuilder("long_chain")
+    b.add_link("l0", mass=1.0, inertia=np.eye(3) * 1e-2)
+    for k in range(1, 71):
+        b.add_link(f"l{k}", mass=1.0, inertia=np.eye(3) * 1e-2)
+        b.add_joint(f"j{k}", ldr.Revolute((0, 1, 1) if k % 2 else (1, 0, 0)), f"l{k - 1}",
+                    f"l{k}", origin=se3.make(np.eye(3), [0.1, 0, 0]))
+    m = b.build()
+    rng = np.random.default_rng(0)
+    q, v = rng.uniform(-1, 1, m.nv), rng.uniform(-1, 1, m.nv)
+    kin = ldr.kinematics(m, q, v)
+    for frame in ("l70", "j40", "l3"):
+        for ref in REFS:
+            np.testing.assert_allclose(ldr.frame_jacobian(m, q, frame, ref),
+                                       kin.jacobian(frame, ref), atol=1e-13)
+            np.testing.assert_allclose(ldr.frame_jacobian_time_variation(m, q, v, frame, ref),
+                                       kin.jacobian_time_variation(frame, ref), atol=1e-12)
+    assert np.abs(kin.jacobian("l70", "world")[:, :70]).max() > 0.1

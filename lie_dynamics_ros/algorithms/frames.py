@@ -19,11 +19,10 @@ _ORDER_NAMES = ("q", "q and v", "q, v and a")
 
 
 def _reference(reference):
-    try:
-        return REFERENCES[reference]
-    except (KeyError, TypeError):
-        raise InputError(f"reference must be one of {list(REFERENCES)}, got {reference!r}") \
-            from None
+    r = REFERENCES.get(reference) if reference.__class__ is str else None
+    if r is None:
+        raise InputError(f"reference must be one of {list(REFERENCES)}, got {reference!r}")
+    return r
 
 
 def _classical(classical):
@@ -82,7 +81,11 @@ class Kinematics:
 
     def placement(self, frame):
         """4x4 pose of ``frame`` in the world."""
-        return self._read(frame, K.PLACEMENT, 0, 4, 0)
+        res = np.empty((4, 4))
+        st = K.frame_read(self._kin, self._tab, self.model.frame_id(frame), K.PLACEMENT, 0, res)
+        if st:
+            check(self.model, st)
+        return res
 
     def placements(self):
         """(len(model.frame_names), 4, 4) world poses of every link frame, in
@@ -96,7 +99,13 @@ class Kinematics:
 
     def jacobian(self, frame, reference="local"):
         """(6, nv) J with the frame's twist = J v in ``reference``."""
-        return self._read(frame, K.JACOBIAN, _reference(reference), self.model.nv, 0)
+        m = self.model
+        res = np.empty((6, m.nv))
+        st = K.frame_read(self._kin, self._tab, m.frame_id(frame), K.JACOBIAN,
+                          _reference(reference), res)
+        if st:
+            check(m, st)
+        return res
 
     def velocity(self, frame, reference="local"):
         """(6,) twist of ``frame`` in ``reference`` (needs v)."""

@@ -26,7 +26,7 @@ from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
 from .joint_kinematics import joint_kinematics, joint_row
 from .spatial import mat_vec
 from .plan import unpack
-from .views import bare, c_view
+from .views import bare, c_view, scratch
 
 # columns of a pass's per-body array (nb, NK): pose, twist, acceleration, world columns and
 # their rates, and the topology (parent, first DOF, DOF count, as floats) for the reads
@@ -106,7 +106,7 @@ def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
 def _pass(mi, dv, dm, v, a, kin, order):
     """Every row of ``kin`` from the joint transforms, S and Sdot in ``dv``/``dm``."""
     _universe(kin)
-    w = np.empty(12)
+    w = scratch(12)
     Sq, x = w[0:6], w[6:12]
     for i in range(1, mi.shape[0]):
         _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x)
@@ -117,17 +117,20 @@ def _chain_pass(mi, mc, dv, dm, q, v, a, kin, order, row, with_joints):
     """The pass on the rows from the root to ``row`` only, joint kinematics included (what one
     frame's quantities read; Pinocchio's computeFrameJacobian visits the same support)."""
     _universe(kin)
-    chain = np.empty(mi.shape[0], dtype=np.int64)
     n = 0
     j = row
     while j > 0:
-        chain[n] = j
         n += 1
         j = mi[j, P]
-    w = np.empty(21)
+    chain = scratch(64) if n <= 64 else np.empty(n)      # body rows, leaf first
+    j = row
+    for m in range(n):
+        chain[m] = j
+        j = mi[j, P]
+    w = scratch(21)
     Sq, x, Rj = w[0:6], w[6:12], w[12:21]
     for m in range(n - 1, -1, -1):
-        i = chain[m]
+        i = int(chain[m])
         if with_joints:
             st = joint_row(mi, mc, dv, dm, q, v, i, Rj)
             if st != OK:
@@ -219,7 +222,7 @@ def _rate_to_reference(R, o, ref, Vw, x, dx, y, out):
 def _read(kin, tab, f, what, ref, res):
     """One quantity of frame ``f`` into ``res``: (4, 4) for PLACEMENT, (6, nv) for the
     Jacobians, (6, 1) for a twist or an acceleration, in the public row order."""
-    w = np.empty(36)        # R (9), o (3), Vw (6), x (6), y (6), z (6)
+    w = scratch(36)         # R (9), o (3), Vw (6), x (6), y (6), z (6)
     R, o, Vw, x, y, z = w[0:9], w[9:12], w[12:18], w[18:24], w[24:30], w[30:36]
     row = _frame_pose(kin, tab, f, R, o)
     if what == PLACEMENT:
@@ -333,7 +336,7 @@ def placements(kin, tab, out):
     n = tab.shape[0] - 1
     if out.shape[0] != n or kin.shape[1] != NK:
         return BAD_SIZE
-    w = np.empty(12)
+    w = scratch(12)
     R, o = w[0:9], w[9:12]
     for f in range(n):
         if not (tab[f, 0] >= 0 and tab[f, 0] < kin.shape[0]):
