@@ -95,6 +95,7 @@ bench: venv
 	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_se3.py
 	$(PY) benchmarks/bench_centroidal.py
+	$(PY) benchmarks/bench_kinematics.py
 	$(PY) benchmarks/bench_soa.py
 	$(PY) benchmarks/cold_start.py
 

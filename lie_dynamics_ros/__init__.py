@@ -14,8 +14,11 @@ from .model.joint_types import (Fixed, Revolute, Prismatic, Free, Spherical, Pla
 from .model.loops import LoopClosure, load_loops_yaml
 from .algorithms.dynamics import (inverse_dynamics, forward_dynamics, hybrid_dynamics, mass_matrix,
                                   gravity_torques, nonlinear_effects, coriolis_matrix)
-from .algorithms.kinematics import (forward_kinematics, frame_pose, body_jacobian, kinetic_energy,
+from .algorithms.kinematics import (forward_kinematics, body_jacobian, kinetic_energy,
                                     potential_energy)
+from .algorithms.frames import (Kinematics, kinematics, frame_pose, frame_placements,
+                                frame_jacobian, frame_velocity, frame_acceleration,
+                                frame_jacobian_time_variation)
 from .algorithms.joint_friction import friction_torques
 from .algorithms.joint_order import JointOrder
 from .algorithms.configuration import (integrate, difference, neutral_configuration,
@@ -61,6 +64,8 @@ __all__ = [
     "JointOrder", "Fixed", "Revolute", "Prismatic", "Free", "Spherical", "Planar", "Universal",
     "General", "inverse_dynamics", "forward_dynamics", "hybrid_dynamics", "mass_matrix",
     "gravity_torques", "nonlinear_effects", "coriolis_matrix", "forward_kinematics", "frame_pose",
+    "Kinematics", "kinematics", "frame_placements", "frame_jacobian", "frame_velocity",
+    "frame_acceleration", "frame_jacobian_time_variation",
     "body_jacobian", "kinetic_energy", "potential_energy", "friction_torques", "integrate", "difference",
     "neutral_configuration", "random_configuration", "simulate", "rollout", "Simulator",
     "SimulationDiverged", "MomentumObserver", "lie", "regressor", "inertial_parameters",

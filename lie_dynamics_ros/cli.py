@@ -8,7 +8,8 @@ import numpy as np
 from .algorithms.configuration import random_configuration
 from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
                                   hybrid_dynamics, inverse_dynamics, mass_matrix)
-from .algorithms.kinematics import frame_pose, kinetic_energy, potential_energy
+from .algorithms.frames import frame_pose
+from .algorithms.kinematics import kinetic_energy, potential_energy
 from .errors import InputError, URDFError
 from .model.loading import load_urdf
 from .resources import bundled_urdf

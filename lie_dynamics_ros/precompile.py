@@ -36,6 +36,8 @@ from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_tor
 from .algorithms.geometry import christoffel_symbols
 from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_energy,
                                     potential_energy)
+from .algorithms.frames import (kinematics, frame_pose, frame_jacobian, frame_velocity,
+                                frame_acceleration, frame_jacobian_time_variation)
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
 from .integrators.simulate import make_stepper, rollout, simulate
 from . import compile_notice
@@ -51,7 +53,7 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.constraints", "lie_dynamics_ros.kernels.soa",
                   "lie_dynamics_ros.algorithms.regressor",
                   "lie_dynamics_ros.control.controllers",
-                  "lie_dynamics_ros.kernels.centroidal")
+                  "lie_dynamics_ros.kernels.centroidal", "lie_dynamics_ros.kernels.frames")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
@@ -129,10 +131,17 @@ def warm_up_simulate(model):
 
 
 def warm_up_kinematics(model):
-    """Forward kinematics, a body Jacobian and the energies."""
+    """Forward kinematics, the kinematics pass and its reads, the one-shot frame functions, a
+    body Jacobian and the energies."""
     q, z = _state(model)
     forward_kinematics(model, q)
-    body_jacobian(model, q, model.body_names[-1])
+    tip = model.body_names[-1]
+    kin = kinematics(model, q, z, z)
+    kin.placement(tip), kin.placements(), kin.jacobian(tip), kin.velocity(tip)
+    kin.acceleration(tip), kin.jacobian_time_variation(tip)
+    frame_pose(model, q, tip), frame_jacobian(model, q, tip), frame_velocity(model, q, z, tip)
+    frame_acceleration(model, q, z, z, tip), frame_jacobian_time_variation(model, q, z, tip)
+    body_jacobian(model, q, tip)
     kinetic_energy(model, q, z)
     potential_energy(model, q)
 

@@ -1,11 +1,10 @@
-"""Forward kinematics, frame Jacobians and energies."""
+"""Forward kinematics, body Jacobians and energies (frames in every reference: frames.py)."""
 import numpy as np
 
-from ..conventions import rows_to_public
 from ..kernels import dynamics as K
 from ..kernels import layout as L
-from ..lie import se3
 from ._inputs import vec, check, prepare, data_for
+from .frames import frame_jacobian, frame_placements
 
 
 def _kinematics(model, d, q, v):
@@ -16,37 +15,17 @@ def _kinematics(model, d, q, v):
     return q, v
 
 
-def _body_pose(d, row):
-    T = np.eye(4)
-    T[:3, :3] = d.world_rotation[row].reshape(3, 3)
-    T[:3, 3] = d.world_translation[row]
-    return T
-
-
 def forward_kinematics(model, q, data=None):
     """{frame name: 4x4 pose in the world} for every URDF link."""
     d = data_for(model, data)
-    _kinematics(model, d, q, d.zero_v)
-    bodies = [_body_pose(d, r) for r in range(model.njoints + 1)]
-    return {name: bodies[row] @ T for name, (row, T) in model.frames.items()}
-
-
-def frame_pose(model, q, frame, data=None):
-    """4x4 pose of ``frame`` (a link name) in the world."""
-    row, T = model.frame(frame)
-    d = data_for(model, data)
-    _kinematics(model, d, q, d.zero_v)
-    return _body_pose(d, row) @ T
+    poses = frame_placements(model, q, data=d)
+    return dict(zip(model.frame_names, poses))
 
 
 def body_jacobian(model, q, frame, data=None):
     """(6, nv) Jacobian of the twist of ``frame`` expressed in ``frame``; rows (linear, angular),
-    like Pinocchio's LOCAL frame Jacobian."""
-    row, T = model.frame(frame)
-    d = data_for(model, data)
-    q, v = _kinematics(model, d, q, d.zero_v)
-    K.jacobians(model.mi, model.mc, model.mI, d.dv, d.dm, v, d.Jb, d.Jd)
-    return se3.Ad_inv(T) @ rows_to_public(d.Jb[row])
+    like Pinocchio's LOCAL frame Jacobian (``frame_jacobian(..., reference="local")``)."""
+    return frame_jacobian(model, q, frame, "local", data=data)
 
 
 def kinetic_energy(model, q, v, data=None):

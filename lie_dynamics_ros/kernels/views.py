@@ -65,3 +65,23 @@ def _unref(x):
     if isinstance(x, types.Array) and x.layout == "C":
         return lambda x: bare(x)
     return lambda x: x
+
+
+@intrinsic
+def scratch(typingctx, n):
+    """A float64 array of ``n`` (a literal int) elements on the stack of the calling function,
+    uninitialized and without a reference count: small work vectors with no allocation. Valid
+    until that function returns; never return it or store it."""
+    if not isinstance(n, types.IntegerLiteral):
+        return None
+    size = n.literal_value
+    ret = types.Array(types.float64, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        ptr = cgutils.alloca_once(builder, context.get_value_type(types.float64), size=size)
+        out = make_array(ret)(context, builder)
+        populate_array(out, data=ptr, shape=[intp(size)], strides=[intp(8)], itemsize=intp(8),
+                       meminfo=None)
+        return out._getvalue()
+    return ret(n), codegen

@@ -292,5 +292,6 @@ def _assemble(b, root, order, by_child):
                                        dynamics=(j.damping, j.friction),
                                        child_link=j.child))
     frames = {ln: (bi, T) for ln, (bi, T) in body_of.items()}
+    fixed = {j.name: ln for ln, j in by_child.items() if isinstance(j.joint, JT.Fixed)}
     return Model(b.name, kernel_joints, matrix_to_internal(inertia), frames, qn, vn,
-                 total_mass=float(sum(I[0, 0] for I in b.links.values())))
+                 total_mass=float(sum(I[0, 0] for I in b.links.values())), fixed_joints=fixed)

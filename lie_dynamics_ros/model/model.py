@@ -1,4 +1,5 @@
 """The immutable multibody model, stored as flat arrays for the compiled kernels."""
+import difflib
 import threading
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -51,11 +52,15 @@ class Model:
     """
 
     def __init__(self, name, kernel_joints, inertia, frames, nq, nv, total_mass,
-                 gravity=(0.0, 0.0, -9.81), loops=(), armature=None):
+                 gravity=(0.0, 0.0, -9.81), loops=(), armature=None, fixed_joints=None):
         self.name = name
         self.joints = tuple(kernel_joints)
         self.frames = MappingProxyType(
             {ln: (int(row), _frozen_array(T, float)) for ln, (row, T) in dict(frames).items()})
+        #: {joint name: child link} for every joint, moving, mimic and fixed: a joint's frame is
+        #: its child link's frame (the joint frame at its origin, Pinocchio's JOINT frame)
+        self.joint_frames = MappingProxyType(
+            {**{j.name: j.child_link for j in self.joints}, **dict(fixed_joints or {})})
         self.nq, self.nv = int(nq), int(nv)
         self.total_mass = total_mass
         actuated = [j for j in self.joints if j.mimic is None]
@@ -139,6 +144,11 @@ class Model:
     def _index_maps(self):
         """Index arrays that keep Python loops over joints out of the per-call paths."""
         self.nbodies = len(self.joints) + 1
+        self._frame_ids = {n: k for k, n in enumerate(self.frames)}
+        #: body row and 4x4 offset of every link frame, in frame_names order
+        self.frame_rows = _frozen_array([self.frames[n][0] for n in self.frames], np.int64)
+        self.frame_offsets = _frozen_array(
+            np.array([self.frames[n][1] for n in self.frames]).reshape(-1, 4, 4), float)
         self.parents = _frozen_array([-1] + [j.parent_row for j in self.joints], np.int64)
         self.body_joint_names = ("universe",) + tuple(j.name for j in self.joints)
         self.dof_first = _frozen_array(
@@ -197,7 +207,12 @@ class Model:
     def _rebuilt(self, gravity, loops, joints=None, armature=None):
         return Model(self.name, self.joints if joints is None else joints, self._inertia,
                      self.frames, self.nq, self.nv, self.total_mass, gravity=gravity,
-                     loops=loops, armature=self.armature if armature is None else armature)
+                     loops=loops, armature=self.armature if armature is None else armature,
+                     fixed_joints=self._fixed_joints())
+
+    def _fixed_joints(self):
+        moving = {j.name for j in self.joints}
+        return {n: ln for n, ln in self.joint_frames.items() if n not in moving}
 
     def with_joint_dynamics(self, damping=None, friction=None, armature=None):
         """A model with these joint terms instead of its own (None keeps them): viscous
@@ -259,7 +274,8 @@ class Model:
             inertia[k + 1] = matrix_to_internal(I)
         total = self.total_mass + float(th[0::10].sum() - self._inertia[1:, 5, 5].sum())
         return Model(self.name, self.joints, inertia, self.frames, self.nq, self.nv, total,
-                     gravity=self.gravity, loops=self.loops, armature=self.armature)
+                     gravity=self.gravity, loops=self.loops, armature=self.armature,
+                     fixed_joints=self._fixed_joints())
 
     def with_gravity(self, g):
         """A model with the same description (loops included) and gravity ``g`` (3,), in m/s^2,
@@ -295,11 +311,43 @@ class Model:
         raise InputError(f"unknown joint {name!r}; known: {self.joint_names}")
 
     def frame(self, name):
-        """(body row, 4x4 pose of the frame in that body's frame); row 0 is the world."""
+        """(body row, 4x4 pose of the frame in that body's frame); row 0 is the world.
+
+        ``name`` is a link name, or a joint name (moving, mimic or fixed) for the joint's frame,
+        which is its child link's frame. A link wins when a link and a joint share a name;
+        ``"joint:NAME"`` always addresses the joint."""
         try:
             return self.frames[name]
         except KeyError:
-            raise InputError(f"unknown frame {name!r}; known: {self.frame_names}") from None
+            return self.frames[self._joint_link(name)]
+        except TypeError:
+            raise InputError(f"a frame is a link or joint name (str), got {name!r}") from None
+
+    def frame_id(self, name):
+        """Index of the frame ``name`` (the rule of ``frame``) in ``frame_names``."""
+        k = self._frame_ids.get(name) if name.__class__ is str else None
+        if k is None:
+            if not isinstance(name, str):
+                raise InputError(f"a frame is a link or joint name (str), got {name!r}")
+            k = self._frame_ids[self._joint_link(name)]
+        return k
+
+    def _joint_link(self, name):
+        if not isinstance(name, str):
+            raise InputError(f"a frame is a link or joint name (str), got {name!r}")
+        joint = name[6:] if name.startswith("joint:") else name
+        link = self.joint_frames.get(joint)
+        if link is None:
+            raise InputError(self._unknown_frame(name)) from None
+        return link
+
+    def _unknown_frame(self, name):
+        names = list(self.frames) + [n for n in self.joint_frames if n not in self.frames]
+        near = difflib.get_close_matches(str(name), names, n=5, cutoff=0.5)
+        hint = f"nearest: {near}" if near else f"links: {self.frame_names[:20]}"
+        return (f"unknown frame {name!r} in model {self.name!r}; {hint}. A frame is a link "
+                "name or a joint name (the joint's frame, its child link's); 'joint:NAME' "
+                "addresses a joint whose name is also a link's")
 
     def describe(self):
         """The model tree as text: bodies, joints, masses, nq/nv."""
