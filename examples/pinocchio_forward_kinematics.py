@@ -22,10 +22,9 @@ def main(urdf=None, seed=None):
     print("model name: " + model.name)
     q = ldr.random_configuration(model, rng=seed)
     print("q: %s" % q)
-    frames = ldr.forward_kinematics(model, q)          # every URDF link, one pass
-    # a URDF joint's frame is its child link's frame
+    kin = ldr.kinematics(model, q)                     # one pass; every frame is read from it
     placements = {"universe": np.eye(4)}
-    placements.update((j.name, frames[j.child_link]) for j in model.joints)
+    placements.update((j.name, kin.placement(j.name)) for j in model.joints)
     for name, oMi in placements.items():
         print("{:<24} : {: .2f} {: .2f} {: .2f}".format(name, *oMi[:3, 3]))
     return model, q, placements

@@ -44,7 +44,7 @@ def main(target=TARGET, verbose=True):
         if i >= IT_MAX:
             success = False
             break
-        J = ldr.body_jacobian(model, q, FRAME)   # -> ldr.frame_jacobian(..., reference="local")
+        J = ldr.frame_jacobian(model, q, FRAME, reference="local")
         J = -se3.log_jacobian(se3.inv(iMd)) @ J
         v = -J.T @ np.linalg.solve(J @ J.T + DAMP * np.eye(6), err)
         q = ldr.integrate(model, q, v, DT)

@@ -139,6 +139,9 @@ def test_pinocchio_q_of_continuous_joints_names_joint_order_cos_sin(wheels):
              lambda q: ldr.mass_matrix(model, q),
              lambda q: ldr.forward_dynamics_derivatives(model, q, z, z),
              lambda q: ldr.center_of_mass(model, q),
+             lambda q: ldr.kinematics(model, q),
+             lambda q: ldr.frame_jacobian(model, q, model.frame_names[-1]),
+             lambda q: ldr.kinetic_energy(model, q, z),
              lambda q: ldr.simulate(model, q, z, 2e-3, 1e-3)]
     for call in calls:
         for given in (q_pin, col(q_pin)):

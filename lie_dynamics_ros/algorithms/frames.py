@@ -36,7 +36,7 @@ def _inputs(model, q, v, a, d, who):
     """(q, v, a, order): v and a default to the Data's zeros; order 0, 1 or 2."""
     if a is not None and v is None:
         raise InputError(f"{who}: an acceleration a needs the velocity v")
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     order = 0 if v is None else (1 if a is None else 2)
     v = d.zero_v if v is None else vec(v, model.nv, "v")
     a = d.zero_v if a is None else vec(a, model.nv, "a")
@@ -165,7 +165,7 @@ def _at_rest(model, q, frame, what, reference, data):
     """``_one_shot`` for the quantities of q alone (placement, Jacobian)."""
     f = model.frame_id(frame)
     d = data_for(model, data)
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     _, tab, kin = _frames_memory(model, d)
     res = np.empty((4, 4) if what == K.PLACEMENT else (6, model.nv))
     wj = prepare(model, d, q, d.zero_v) if model.has_general else True
@@ -214,7 +214,7 @@ def frame_placements(model, q, data=None):
     """(len(model.frame_names), 4, 4) world poses of every link frame, in
     ``model.frame_names`` order (Pinocchio's framesForwardKinematics)."""
     d = data_for(model, data)
-    q = vec(q, model.nq, "q")
+    q = vec(q, model.nq, "q", model=model)
     return _placements(model, d, q)
 
 

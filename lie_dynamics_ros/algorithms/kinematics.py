@@ -8,7 +8,7 @@ from .frames import frame_jacobian, frame_placements
 
 
 def _kinematics(model, d, q, v):
-    q, v = vec(q, model.nq, "q"), vec(v, model.nv, "v")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     kin = prepare(model, d, q, v) if model.has_general else True
     check(model, K.velocity_kinematics(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, kin),
           d, q=q, v=v)
