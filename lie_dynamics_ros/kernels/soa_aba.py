@@ -13,7 +13,7 @@ acceleration (0, -g), no external wrench.
   beta_i = B^_i + I^_i eta_i + U_i (u_i - U_i^T eta_i) / D_i, Pi_i = I^_i - U_i U_i^T / D_i;
   the parent gets I^_p += Ad_{T^-1}^T Pi_i Ad_{T^-1} and B^_p += Ad*_{T^-1} beta_i;
 - pass 3, root to leaves: A'_i = Ad_{T^-1} A_p + eta_i, qdd_i = (u_i - U_i^T A'_i) / D_i,
-  A_i = A'_i + S_i qdd_i (Featherstone 2008, Table 7.1).
+  A_i = A'_i + S_i qdd_i (u_i and this order of pass 3 as in Featherstone 2008, §7.3).
 
 The congruence of pass 2 uses T_{p,i} = X Tj(q) composed per state (R = R0 Rz(q), or
 p = p0 + q R0 e_z), then the block form of Ad_{T^-1}^T Pi Ad_{T^-1} with Pi = [[A, B], [B^T, C]]:
@@ -87,6 +87,68 @@ def _rot_gen(r00, r01, r02, r10, r11, r12, r20, r21, r22,
             t10 * r10 + t11 * r11 + t12 * r12, t10 * r20 + t11 * r21 + t12 * r22,
             t20 * r00 + t21 * r01 + t22 * r02, t20 * r10 + t21 * r11 + t22 * r12,
             t20 * r20 + t21 * r21 + t22 * r22)
+
+
+@njit(inline="always", **_JIT)
+def joint_frame(W, i, b, r00, r01, r10, r11, r20, r21, r02, r12, r22, px, py, pz, rev):
+    """T_{p,i} = (R0, p0) Tj(q) of state b as one (R, p): columns 0 and 1 of R (column 2 is
+    R0's) and p; R = R0 Rz(q) for a revolute joint, p = p0 + q R0 e_z for a prismatic one."""
+    if rev:
+        c, s = W[i, WC, b], W[i, WS, b]
+        return (c * r00 + s * r01, c * r01 - s * r00, c * r10 + s * r11, c * r11 - s * r10,
+                c * r20 + s * r21, c * r21 - s * r20, px, py, pz)
+    d = W[i, WQ, b]
+    return r00, r01, r10, r11, r20, r21, px + d * r02, py + d * r12, pz + d * r22
+
+
+@njit(inline="always", **_JIT)
+def force_to_parent(r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
+                    n0, n1, n2, f0, f1, f2):
+    """Ad*_{T^-1} (n, f) = (R n + p x R f, R f) for T = (R, p)."""
+    h0 = r00 * f0 + r01 * f1 + r02 * f2
+    h1 = r10 * f0 + r11 * f1 + r12 * f2
+    h2 = r20 * f0 + r21 * f1 + r22 * f2
+    return (r00 * n0 + r01 * n1 + r02 * n2 + (py * h2 - pz * h1),
+            r10 * n0 + r11 * n1 + r12 * n2 + (pz * h0 - px * h2),
+            r20 * n0 + r21 * n1 + r22 * n2 + (px * h1 - py * h0), h0, h1, h2)
+
+
+@njit(inline="always", **_JIT)
+def inertia_to_parent(R, t, I):
+    """Ad_{T^-1}^T [[A, B], [B^T, C]] Ad_{T^-1} for T = (R, t), R row-major (9), I the 21
+    numbers of the WI rows (tuples: a call takes at most 30 arguments before Python packs
+    them, which numba cannot inline): rotate each block by R, then C'' = C',
+    B'' = B' + [t] C', A'' = A' + [t] B'^T - B'' [t]."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
+    tx, ty, tz = t
+    (axx, ayy, azz, axy, axz, ayz, b00, b01, b02, b10, b11, b12, b20, b21, b22,
+     cxx, cyy, czz, cxy, cxz, cyz) = I
+    axx, ayy, azz, axy, axz, ayz = _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                            axx, ayy, azz, axy, axz, ayz)
+    cxx, cyy, czz, cxy, cxz, cyz = _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                            cxx, cyy, czz, cxy, cxz, cyz)
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = _rot_gen(
+        r00, r01, r02, r10, r11, r12, r20, r21, r22,
+        b00, b01, b02, b10, b11, b12, b20, b21, b22)
+    # [p] B'^T (upper triangle), before B changes
+    k00 = -tz * b01 + ty * b02
+    k11 = tz * b10 - tx * b12
+    k22 = -ty * b20 + tx * b21
+    k01 = -tz * b11 + ty * b12
+    k02 = -tz * b21 + ty * b22
+    k12 = tz * b20 - tx * b22
+    b00, b01, b02 = b00 - tz * cxy + ty * cxz, b01 - tz * cyy + ty * cyz, \
+        b02 - tz * cyz + ty * czz
+    b10, b11, b12 = b10 + tz * cxx - tx * cxz, b11 + tz * cxy - tx * cyz, \
+        b12 + tz * cxz - tx * czz
+    b20, b21, b22 = b20 - ty * cxx + tx * cxy, b21 - ty * cxy + tx * cyy, \
+        b22 - ty * cxz + tx * cyz
+    # B'' [p]: (i, 0) = B''_i1 pz - B''_i2 py, (i, 1) = B''_i2 px - B''_i0 pz,
+    # (i, 2) = B''_i0 py - B''_i1 px
+    return (axx + k00 - (b01 * tz - b02 * ty), ayy + k11 - (b12 * tx - b10 * tz),
+            azz + k22 - (b20 * ty - b21 * tx), axy + k01 - (b02 * tx - b00 * tz),
+            axz + k02 - (b00 * ty - b01 * tx), ayz + k12 - (b10 * ty - b11 * tx),
+            b00, b01, b02, b10, b11, b12, b20, b21, b22, cxx, cyy, czz, cxy, cxz, cyz)
 
 
 @njit(**_JIT)
@@ -217,57 +279,21 @@ def _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, p
             b20, b21, b22 = b20 - g2 * u3, b21 - g2 * u4, b22 - g2 * u5
             cxx, cyy, czz = cxx - g3 * u3, cyy - g4 * u4, czz - g5 * u5
             cxy, cxz, cyz = cxy - g3 * u4, cxz - g3 * u5, cyz - g4 * u5
-            # T_{p,i} = (R0, p0) Tj(q) as one (R, p) for this state
-            if rev:
-                c, s = W[i, WC, b], W[i, WS, b]
-                q00, q01 = c * r00 + s * r01, c * r01 - s * r00
-                q10, q11 = c * r10 + s * r11, c * r11 - s * r10
-                q20, q21 = c * r20 + s * r21, c * r21 - s * r20
-                tx, ty, tz = px, py, pz
-            else:
-                dq = W[i, WQ, b]
-                q00, q01, q10, q11, q20, q21 = r00, r01, r10, r11, r20, r21
-                tx, ty, tz = px + dq * r02, py + dq * r12, pz + dq * r22
-            # Ad*_{T^-1} beta = (R n + p x R f, R f)
-            h0 = q00 * f0 + q01 * f1 + r02 * f2
-            h1 = q10 * f0 + q11 * f1 + r12 * f2
-            h2 = q20 * f0 + q21 * f1 + r22 * f2
-            O[8, b] = W[p, WB, b] + q00 * n0 + q01 * n1 + r02 * n2 + (ty * h2 - tz * h1)
-            O[9, b] = W[p, WB + 1, b] + q10 * n0 + q11 * n1 + r12 * n2 + (tz * h0 - tx * h2)
-            O[10, b] = W[p, WB + 2, b] + q20 * n0 + q21 * n1 + r22 * n2 + (tx * h1 - ty * h0)
+            q00, q01, q10, q11, q20, q21, tx, ty, tz = joint_frame(
+                W, i, b, r00, r01, r10, r11, r20, r21, r02, r12, r22, px, py, pz, rev)
+            n0, n1, n2, h0, h1, h2 = force_to_parent(q00, q01, r02, q10, q11, r12, q20, q21,
+                                                     r22, tx, ty, tz, n0, n1, n2, f0, f1, f2)
+            O[8, b] = W[p, WB, b] + n0
+            O[9, b] = W[p, WB + 1, b] + n1
+            O[10, b] = W[p, WB + 2, b] + n2
             O[11, b] = W[p, WB + 3, b] + h0
             O[12, b] = W[p, WB + 4, b] + h1
             O[13, b] = W[p, WB + 5, b] + h2
-            # rotate the blocks, then translate: C'' = C', B'' = B' + [p] C',
-            # A'' = A' + [p] B'^T - B'' [p]
-            axx, ayy, azz, axy, axz, ayz = _rot_sym(q00, q01, r02, q10, q11, r12, q20, q21, r22,
-                                                    axx, ayy, azz, axy, axz, ayz)
-            cxx, cyy, czz, cxy, cxz, cyz = _rot_sym(q00, q01, r02, q10, q11, r12, q20, q21, r22,
-                                                    cxx, cyy, czz, cxy, cxz, cyz)
-            b00, b01, b02, b10, b11, b12, b20, b21, b22 = _rot_gen(
-                q00, q01, r02, q10, q11, r12, q20, q21, r22,
-                b00, b01, b02, b10, b11, b12, b20, b21, b22)
-            # [p] B'^T (upper triangle), before B changes
-            k00 = -tz * b01 + ty * b02
-            k11 = tz * b10 - tx * b12
-            k22 = -ty * b20 + tx * b21
-            k01 = -tz * b11 + ty * b12
-            k02 = -tz * b21 + ty * b22
-            k12 = tz * b20 - tx * b22
-            b00, b01, b02 = b00 - tz * cxy + ty * cxz, b01 - tz * cyy + ty * cyz, \
-                b02 - tz * cyz + ty * czz
-            b10, b11, b12 = b10 + tz * cxx - tx * cxz, b11 + tz * cxy - tx * cyz, \
-                b12 + tz * cxz - tx * czz
-            b20, b21, b22 = b20 - ty * cxx + tx * cxy, b21 - ty * cxy + tx * cyy, \
-                b22 - ty * cxz + tx * cyz
-            # B'' [p]: (i, 0) = B''_i1 pz - B''_i2 py, (i, 1) = B''_i2 px - B''_i0 pz,
-            # (i, 2) = B''_i0 py - B''_i1 px
-            axx += k00 - (b01 * tz - b02 * ty)
-            ayy += k11 - (b12 * tx - b10 * tz)
-            azz += k22 - (b20 * ty - b21 * tx)
-            axy += k01 - (b02 * tx - b00 * tz)
-            axz += k02 - (b00 * ty - b01 * tx)
-            ayz += k12 - (b10 * ty - b11 * tx)
+            (axx, ayy, azz, axy, axz, ayz, b00, b01, b02, b10, b11, b12, b20, b21, b22,
+             cxx, cyy, czz, cxy, cxz, cyz) = inertia_to_parent(
+                (q00, q01, r02, q10, q11, r12, q20, q21, r22), (tx, ty, tz),
+                (axx, ayy, azz, axy, axz, ayz, b00, b01, b02, b10, b11, b12, b20, b21, b22,
+                 cxx, cyy, czz, cxy, cxz, cyz))
             O[14, b] = W[p, WI, b] + axx
             O[15, b] = W[p, WI + 1, b] + ayy
             O[16, b] = W[p, WI + 2, b] + azz
