@@ -41,17 +41,24 @@ def forward_dynamics_soa(model, q, v, tau, plan=None):
     T = _rows(tau, model.nv, "tau", N)
     acc = np.empty((N, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    nblk = -(-N // KS.B)
-    chunks = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
-    bounds = [nblk * k // chunks for k in range(chunks + 1)]
-    futures = [batch.executor().submit(KA.aba_soa, topo, geo, Q, V, T, acc, status, lo, hi)
-               for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    KA.aba_soa(topo, geo, Q, V, T, acc, status, bounds[0], bounds[1])
-    for f in futures:
-        f.result()
+    on_pool(KA.aba_soa, N * model.nv, N, topo, geo, Q, V, T, acc, status)
     if status.any():
         _raise_for_row(model, int(np.flatnonzero(status)[0]), Q, V, T)
     return acc
+
+
+def on_pool(kernel, work, N, *args):
+    """kernel(*args, lo, hi) on the blocks of ``kernels.soa.B`` states of N, one chunk per
+    core (the calling thread runs the first); below ``batch.MIN_PARALLEL_WORK`` joint-rows of
+    ``work``, all on the calling thread."""
+    nblk = -(-N // KS.B)
+    chunks = 1 if work < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
+    bounds = [nblk * k // chunks for k in range(chunks + 1)]
+    futures = [batch.executor().submit(kernel, *args, lo, hi)
+               for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    kernel(*args, bounds[0], bounds[1])
+    for f in futures:
+        f.result()
 
 
 def _raise_for_row(model, r, Q, V, T):

@@ -181,16 +181,24 @@ def _velocities(topo, geo, W):
         for k in range(12):     # eta, B^ (rows WE.., WB..)
             for b in range(B):
                 W[i, WB + k, b] = O[6 + k, b]
-        # I_i = [[Ibar, m[c]], [m[c]^T, m 1]]  (A, B, C blocks)
-        I[0], I[1], I[2], I[3], I[4], I[5] = ixx, iyy, izz, ixy, ixz, iyz
-        I[6], I[7], I[8] = 0.0, -cz, cy
-        I[9], I[10], I[11] = cz, 0.0, -cx
-        I[12], I[13], I[14] = -cy, cx, 0.0
-        I[15], I[16], I[17], I[18], I[19], I[20] = m, m, m, 0.0, 0.0, 0.0
-        for k in range(21):
-            x = I[k]
-            for b in range(B):
-                W[i, WI + k, b] = x
+        body_inertia(geo, i, W, I)
+
+
+@njit(inline="always", **_JIT)
+def body_inertia(geo, i, W, I):
+    """The WI rows of body i, every state: I_i = [[Ibar, m[c]], [m[c]^T, m 1]] (A, B, C
+    blocks); ``I`` is a scratch (21,)."""
+    cx, cy, cz, m = geo[i, GC], geo[i, GC + 1], geo[i, GC + 2], geo[i, GM]
+    for k in range(6):
+        I[k] = geo[i, GI + k]
+    I[6], I[7], I[8] = 0.0, -cz, cy
+    I[9], I[10], I[11] = cz, 0.0, -cx
+    I[12], I[13], I[14] = -cy, cx, 0.0
+    I[15], I[16], I[17], I[18], I[19], I[20] = m, m, m, 0.0, 0.0, 0.0
+    for k in range(21):
+        x = I[k]
+        for b in range(B):
+            W[i, WI + k, b] = x
 
 
 @njit(inline="always", **_JIT)
