@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Batched forward dynamics: the structure-of-arrays ABA against the per-state batched kernel
-and Pinocchio's ``abaInParallel`` (1 and 2 threads, the better one), at N = 1000 and 10,000.
+"""Batched forward dynamics and mass matrix: the structure-of-arrays ABA and CRBA against the
+per-state batched kernels and Pinocchio (``abaInParallel`` at 1 and 2 threads, the better one;
+for M, which Pinocchio does not batch, a Python loop over ``pin.crba``), at N = 1000 and 10,000.
 
-Per robot and N: wall time per state of each, the ratio to Pinocchio's best, time per state
-per core (wall time x threads used), and the SoA kernel's on-CPU time per state on one
-thread. The calls are interleaved repeat by repeat and the medians reported (the machine may
+Per robot and N: wall time per state of each, the ratio to Pinocchio, time per state per core
+(wall time x threads used), and the SoA kernel's on-CPU time per state on one thread. The calls are interleaved repeat by repeat and the medians reported (the machine may
 be shared; a load change then affects every side alike). First it prints the ABA kernel's
 floating-point instructions by register width, from a fresh compilation (zmm FMAs: LLVM
 vectorized the recursion across the states).
@@ -32,8 +32,10 @@ import lie_dynamics_ros as ldr  # noqa: E402
 from lie_dynamics_ros.algorithms import batch  # noqa: E402
 from lie_dynamics_ros.algorithms.batch_soa import soa_plan  # noqa: E402
 from lie_dynamics_ros.algorithms.batch_soa_aba import forward_dynamics_soa  # noqa: E402
+from lie_dynamics_ros.algorithms.batch_soa_crba import mass_matrix_soa  # noqa: E402
 from lie_dynamics_ros.kernels import soa as KS  # noqa: E402
 from lie_dynamics_ros.kernels import soa_aba as KA  # noqa: E402
+from lie_dynamics_ros.kernels import soa_crba as KC  # noqa: E402
 from bench_soa import cpu_info, interleaved  # noqa: E402
 
 try:  # Pinocchio is a reference here, never a dependency of the package
@@ -49,11 +51,13 @@ _ASM_PROBE = """
 import collections, re, numpy as np
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms.batch_soa_aba import forward_dynamics_soa
-from lie_dynamics_ros.kernels import soa as KS, soa_aba as KA
+from lie_dynamics_ros.algorithms.batch_soa_crba import mass_matrix_soa
+from lie_dynamics_ros.kernels import soa as KS, soa_aba as KA, soa_crba as KC
 m = ldr.load_urdf("arm7")
 z = np.zeros((KS.B + 1, m.nv))
 forward_dynamics_soa(m, z + 0.1, z, z)
-for fn in (KA._velocities, KA._articulate, KA._accelerations):
+mass_matrix_soa(m, z + 0.1)
+for fn in (KA._velocities, KA._articulate, KA._accelerations, KC._composite, KC._columns):
     asm = next(iter(fn.inspect_asm().values()))
     n = collections.Counter()
     for line in asm.splitlines():
@@ -80,19 +84,17 @@ def vector_report():
         out.stderr.strip().splitlines() or ["?"])[-1]
 
 
-def kernel_cpu_time(plan, Q, V, T, repeat):
-    """Median on-CPU seconds of the SoA ABA over all N states on this thread alone."""
-    topo, geo = plan
-    N = Q.shape[0]
-    out, status = np.empty((N, V.shape[1])), np.zeros(N, dtype=np.int64)
+def kernel_cpu_time(kernel, args, N, repeat):
+    """Median on-CPU seconds of ``kernel(*args, 0, nblk)`` over all N states on this thread
+    alone (no pool, no argument checks)."""
     nblk = -(-N // KS.B)
-    KA.aba_soa(topo, geo, Q, V, T, out, status, 0, nblk)
+    kernel(*args, 0, nblk)
     runs = []
     for _ in range(repeat):
         n = max(1, 20000 // N)
         t0 = time.thread_time()
         for _ in range(n):
-            KA.aba_soa(topo, geo, Q, V, T, out, status, 0, nblk)
+            kernel(*args, 0, nblk)
         runs.append((time.thread_time() - t0) / n)
     return statistics.median(runs)
 
@@ -102,7 +104,7 @@ def bench(label, path, sizes, repeat, target_s):
     plan = soa_plan(model)
     rng = np.random.default_rng(0)
     cores = batch.WORKERS
-    print(f"\n{label} (nv {model.nv})")
+    print(f"\n{label} (nv {model.nv}), forward dynamics")
     hdr = (f"{'N':>6} {'SoA ns':>7} {'rows ns':>8} {'pin ns':>7} {'thr':>3} {'SoA/pin':>7} "
            f"{'rows/pin':>8} {'SoA/rows':>8} {'SoA ns*core':>11} {'pin ns*core':>11} "
            f"{'kern cpu ns':>11}")
@@ -140,7 +142,8 @@ def bench(label, path, sizes, repeat, target_s):
         times = interleaved(fns, repeat, target_s)
         t_soa, t_rows = times[0] / N, times[1] / N
         threads = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(cores, N)
-        t_cpu = kernel_cpu_time(plan, Q, V, T, repeat) / N
+        t_cpu = kernel_cpu_time(KA.aba_soa, (*plan, Q, V, T, np.empty((N, model.nv)),
+                                             np.zeros(N, dtype=np.int64)), N, repeat) / N
         if pin is not None:
             k = int(np.argmin(times[2:]))
             t_pin = times[2 + k] / N
@@ -155,6 +158,50 @@ def bench(label, path, sizes, repeat, target_s):
               + ("" if pin_err is None else f", SoA vs Pinocchio {pin_err:.1e}") + ")")
 
 
+def bench_m(label, path, sizes, repeat, target_s):
+    model = ldr.load_urdf(path)
+    plan = soa_plan(model)
+    rng = np.random.default_rng(1)
+    cores = batch.WORKERS
+    print(f"\n{label} (nv {model.nv}), mass matrix")
+    hdr = (f"{'N':>6} {'SoA ns':>7} {'rows ns':>8} {'pin ns':>7} {'SoA/pin':>7} "
+           f"{'rows/pin':>8} {'SoA/rows':>8} {'SoA ns*core':>11} {'kern cpu ns':>11}")
+    print(hdr)
+    print("-" * len(hdr))
+    for N in sizes:
+        Q = np.array([ldr.random_configuration(model, rng) for _ in range(N)])
+        fns = [lambda: mass_matrix_soa(model, Q, plan),
+               lambda: batch.evaluate(model, "crba", (Q,), None,
+                                      lambda q: ldr.mass_matrix(model, q))]
+        ref = fns[1]()
+        err = np.abs(fns[0]() - ref).max() / np.abs(ref).max()
+        if pin is not None:
+            pm = build_pin_model(path, False)
+            pd = pm.createData()
+            mp = PinMap(model, pm, path)
+            Qp = [np.asarray(mp.q_to_pin(q)) for q in Q]
+            crba = pin.crba
+
+            def pin_loop():
+                for q in Qp:
+                    crba(pm, pd, q)
+            fns.append(pin_loop)
+        times = interleaved(fns, repeat, target_s)
+        t_soa, t_rows = times[0] / N, times[1] / N
+        threads = 1 if N * model.nv * model.nv < batch.MIN_PARALLEL_WORK else min(cores, N)
+        t_cpu = kernel_cpu_time(KC.crba_soa, (*plan, Q, np.empty((N, model.nv, model.nv)),
+                                              np.zeros(N, dtype=np.int64)), N, repeat) / N
+        if pin is not None:
+            t_pin = times[2] / N
+            pin_cols = f"{t_pin * 1e9:7.1f} {t_soa / t_pin:7.3f} {t_rows / t_pin:8.3f}"
+        else:
+            pin_cols = f"{'-':>7} {'-':>7} {'-':>8}"
+        print(f"{N:>6} {t_soa * 1e9:7.1f} {t_rows * 1e9:8.1f} {pin_cols} {t_soa / t_rows:8.3f} "
+              f"{t_soa * threads * 1e9:11.1f} {t_cpu * 1e9:11.1f}")
+        print(f"{'':>6} (max |dM| / max |M|: SoA vs rows {err:.1e}; pin: one thread, a Python "
+              "loop over pin.crba)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=11, help="interleaved repeats (median)")
@@ -163,7 +210,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     name, mhz, width = cpu_info()
     import numba
-    print("batched forward dynamics, structure-of-arrays ABA")
+    print("batched forward dynamics and mass matrix, structure-of-arrays ABA and CRBA")
     print(f"  cpu {name} | {batch.WORKERS} cores | {mhz:.0f} MHz | vector width {width} doubles "
           f"| numba {numba.__version__} (kernel: fastmath contract, block of {KS.B} states)")
     print("  ns: wall time per state (median of interleaved repeats); rows: the per-state "
@@ -178,6 +225,8 @@ def main(argv=None):
     sizes = [int(s) for s in args.sizes.split(",")]
     for label, path in robots:
         bench(label, path, sizes, args.repeat, args.target_ms / 1e3)
+    for label, path in robots:
+        bench_m(label, path, sizes, args.repeat, args.target_ms / 1e3)
 
 
 if __name__ == "__main__":
