@@ -4,10 +4,11 @@ per-state batched kernels and Pinocchio (``abaInParallel`` at 1 and 2 threads, t
 for M, which Pinocchio does not batch, a Python loop over ``pin.crba``), at N = 1000 and 10,000.
 
 Per robot and N: wall time per state of each, the ratio to Pinocchio, time per state per core
-(wall time x threads used), and the SoA kernel's on-CPU time per state on one thread. The calls are interleaved repeat by repeat and the medians reported (the machine may
-be shared; a load change then affects every side alike). First it prints the ABA kernel's
-floating-point instructions by register width, from a fresh compilation (zmm FMAs: LLVM
-vectorized the recursion across the states).
+(wall time x threads used), and the SoA kernel's on-CPU time per state on one thread. The calls
+are interleaved repeat by repeat and the medians reported (the machine may be shared; a load
+change then affects every side alike). First it prints the kernels' floating-point
+instructions by register width, from a fresh compilation (zmm FMAs: LLVM vectorized the
+recursions across the states).
 """
 from __future__ import annotations
 

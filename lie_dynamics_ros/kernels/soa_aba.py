@@ -8,8 +8,9 @@ angular-first order), whose block loader, joint angles and motion transform it r
 math is the per-state ``kernels/dynamics.aba``'s: armature added to D_i, gravity as the base
 acceleration (0, -g), no external wrench.
 
-- pass 1, root to leaves: V_i, eta_i = ad(V_i) S_i qd_i, B^_i = -ad*_{V_i} I_i V_i, I^_i = I_i;
-- pass 2, leaves to root: U_i = I^_i S_i, D_i = S_i^T U_i + armature, u_i = tau_i - S_i^T B^_i,
+- pass 1, root to leaves: V_i, eta_i = ad(V_i) S_i qd_i, B^_i = -ad*_{V_i} I_i V_i;
+- pass 2, leaves to root, I^_i = I_i + the children's terms: U_i = I^_i S_i,
+  D_i = S_i^T U_i + armature, u_i = tau_i - S_i^T B^_i,
   beta_i = B^_i + I^_i eta_i + U_i (u_i - U_i^T eta_i) / D_i, Pi_i = I^_i - U_i U_i^T / D_i;
   the parent gets I^_p += Ad_{T^-1}^T Pi_i Ad_{T^-1} and B^_p += Ad*_{T^-1} beta_i;
 - pass 3, root to leaves: A'_i = Ad_{T^-1} A_p + eta_i, qdd_i = (u_i - U_i^T A'_i) / D_i,
@@ -153,10 +154,9 @@ def inertia_to_parent(R, t, I):
 
 @njit(**_JIT)
 def _velocities(topo, geo, W):
-    """Pass 1: V_i (rows WA), eta_i, B^_i = -ad*_V I V, and I^_i = I_i."""
+    """Pass 1: V_i (rows WA), eta_i, B^_i = -ad*_V I V."""
     nb = topo.shape[0] - 1
     O = _stack18()
-    I = np.empty(21)
     for b in range(B):
         for k in range(6):
             W[0, WA + k, b] = 0.0
@@ -181,20 +181,24 @@ def _velocities(topo, geo, W):
         for k in range(12):     # eta, B^ (rows WE.., WB..)
             for b in range(B):
                 W[i, WB + k, b] = O[6 + k, b]
-        body_inertia(geo, i, W, I)
+
+
+@njit(inline="always", **_JIT)
+def inertia_tuple(geo, i):
+    """I_i = [[Ibar, m[c]], [m[c]^T, m 1]] as the 21 numbers of the WI rows (A, B, C blocks)."""
+    cx, cy, cz, m = geo[i, GC], geo[i, GC + 1], geo[i, GC + 2], geo[i, GM]
+    return (geo[i, GI], geo[i, GI + 1], geo[i, GI + 2], geo[i, GI + 3], geo[i, GI + 4],
+            geo[i, GI + 5], 0.0, -cz, cy, cz, 0.0, -cx, -cy, cx, 0.0, m, m, m, 0.0, 0.0, 0.0)
 
 
 @njit(inline="always", **_JIT)
 def body_inertia(geo, i, W, I):
-    """The WI rows of body i, every state: I_i = [[Ibar, m[c]], [m[c]^T, m 1]] (A, B, C
-    blocks); ``I`` is a scratch (21,)."""
-    cx, cy, cz, m = geo[i, GC], geo[i, GC + 1], geo[i, GC + 2], geo[i, GM]
-    for k in range(6):
-        I[k] = geo[i, GI + k]
-    I[6], I[7], I[8] = 0.0, -cz, cy
-    I[9], I[10], I[11] = cz, 0.0, -cx
-    I[12], I[13], I[14] = -cy, cx, 0.0
-    I[15], I[16], I[17], I[18], I[19], I[20] = m, m, m, 0.0, 0.0, 0.0
+    """The WI rows of body i := I_i, every state; ``I`` is a scratch (21,). Only a leaf needs
+    it: a parent's rows are first written as I_p + its first child's term (``first``
+    passes), which saves broadcasting 21 rows per body."""
+    t = inertia_tuple(geo, i)
+    for k in range(21):
+        I[k] = t[k]
     for k in range(21):
         x = I[k]
         for b in range(B):
@@ -241,10 +245,12 @@ def _velocity_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px,
 
 @njit(inline="always", **_JIT)
 def _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
-                      arm, rev, up):
-    """Pass 2 on body i, every state: U, 1/D, u into O rows 0..7; with ``up``, the parent's
-    B^_p + Ad*_{T^-1} beta_i into rows 8..13 and I^_p + Ad_{T^-1}^T Pi_i Ad_{T^-1} into rows
-    14..34 (``rev`` and ``up`` constants at each call site)."""
+                      arm, Ip, rev, up):
+    """Pass 2 on body i, every state: U, 1/D, u into O rows 0..7; with ``up`` > 0, the
+    parent's B^_p + Ad*_{T^-1} beta_i into rows 8..13 and I^_p + Ad_{T^-1}^T Pi_i Ad_{T^-1}
+    into rows 14..34, I^_p read from W (``up`` 2) or, for the parent's first child, the
+    parent's own inertia ``Ip`` (``up`` 1). ``rev`` and ``up`` are constants at each call
+    site."""
     for b in range(B):
         axx, ayy, azz = W[i, WI, b], W[i, WI + 1, b], W[i, WI + 2, b]
         axy, axz, ayz = W[i, WI + 3, b], W[i, WI + 4, b], W[i, WI + 5, b]
@@ -269,7 +275,7 @@ def _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, p
         di = 1.0 / d if d > 1e-300 else np.nan
         O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = u0, u1, u2, u3, u4, u5
         O[6, b], O[7, b] = di, uf
-        if up:
+        if up > 0:
             # beta = B^ + I^ eta + U x,  x = (u - U^T eta) / D
             x = (uf - (u0 * e0 + u1 * e1 + u2 * e2 + u3 * e3 + u4 * e4 + u5 * e5)) * di
             n0 += axx * e0 + axy * e1 + axz * e2 + b00 * e3 + b01 * e4 + b02 * e5 + u0 * x
@@ -302,34 +308,43 @@ def _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, p
                 (q00, q01, r02, q10, q11, r12, q20, q21, r22), (tx, ty, tz),
                 (axx, ayy, azz, axy, axz, ayz, b00, b01, b02, b10, b11, b12, b20, b21, b22,
                  cxx, cyy, czz, cxy, cxz, cyz))
-            O[14, b] = W[p, WI, b] + axx
-            O[15, b] = W[p, WI + 1, b] + ayy
-            O[16, b] = W[p, WI + 2, b] + azz
-            O[17, b] = W[p, WI + 3, b] + axy
-            O[18, b] = W[p, WI + 4, b] + axz
-            O[19, b] = W[p, WI + 5, b] + ayz
-            O[20, b] = W[p, WI + 6, b] + b00
-            O[21, b] = W[p, WI + 7, b] + b01
-            O[22, b] = W[p, WI + 8, b] + b02
-            O[23, b] = W[p, WI + 9, b] + b10
-            O[24, b] = W[p, WI + 10, b] + b11
-            O[25, b] = W[p, WI + 11, b] + b12
-            O[26, b] = W[p, WI + 12, b] + b20
-            O[27, b] = W[p, WI + 13, b] + b21
-            O[28, b] = W[p, WI + 14, b] + b22
-            O[29, b] = W[p, WI + 15, b] + cxx
-            O[30, b] = W[p, WI + 16, b] + cyy
-            O[31, b] = W[p, WI + 17, b] + czz
-            O[32, b] = W[p, WI + 18, b] + cxy
-            O[33, b] = W[p, WI + 19, b] + cxz
-            O[34, b] = W[p, WI + 20, b] + cyz
+            P = Ip if up == 1 else (
+                W[p, WI, b], W[p, WI + 1, b], W[p, WI + 2, b], W[p, WI + 3, b], W[p, WI + 4, b],
+                W[p, WI + 5, b], W[p, WI + 6, b], W[p, WI + 7, b], W[p, WI + 8, b],
+                W[p, WI + 9, b], W[p, WI + 10, b], W[p, WI + 11, b], W[p, WI + 12, b],
+                W[p, WI + 13, b], W[p, WI + 14, b], W[p, WI + 15, b], W[p, WI + 16, b],
+                W[p, WI + 17, b], W[p, WI + 18, b], W[p, WI + 19, b], W[p, WI + 20, b])
+            O[14, b] = P[0] + axx
+            O[15, b] = P[1] + ayy
+            O[16, b] = P[2] + azz
+            O[17, b] = P[3] + axy
+            O[18, b] = P[4] + axz
+            O[19, b] = P[5] + ayz
+            O[20, b] = P[6] + b00
+            O[21, b] = P[7] + b01
+            O[22, b] = P[8] + b02
+            O[23, b] = P[9] + b10
+            O[24, b] = P[10] + b11
+            O[25, b] = P[11] + b12
+            O[26, b] = P[12] + b20
+            O[27, b] = P[13] + b21
+            O[28, b] = P[14] + b22
+            O[29, b] = P[15] + cxx
+            O[30, b] = P[16] + cyy
+            O[31, b] = P[17] + czz
+            O[32, b] = P[18] + cxy
+            O[33, b] = P[19] + cxz
+            O[34, b] = P[20] + cyz
 
 
 @njit(**_JIT)
 def _articulate(topo, geo, W):
-    """Pass 2, children first (a root body has nothing to pass on)."""
+    """Pass 2, children first (a root body has nothing to pass on). ``touched[i]``: a child
+    of body i has written its I^ rows (else body i is a leaf, and they get I_i here)."""
     nb = topo.shape[0] - 1
     O = _stack35()
+    I = np.empty(21)
+    touched = np.zeros(nb + 1, dtype=np.bool_)
     for i in range(nb, 0, -1):
         p = topo[i, TP]
         r00, r01, r02 = geo[i, GR], geo[i, GR + 1], geo[i, GR + 2]
@@ -338,25 +353,37 @@ def _articulate(topo, geo, W):
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
         arm = geo[i, GA]
         rev = topo[i, TK] == REVOLUTE
-        if p > 0:
+        if not touched[i]:
+            body_inertia(geo, i, W, I)
+        Ip = inertia_tuple(geo, p)      # row 0: unused numbers
+        if p == 0:
             if rev:
                 _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                                  px, py, pz, arm, True, True)
+                                  px, py, pz, arm, Ip, True, 0)
             else:
                 _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                                  px, py, pz, arm, False, True)
+                                  px, py, pz, arm, Ip, False, 0)
+        else:
+            if touched[p]:
+                if rev:
+                    _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21,
+                                      r22, px, py, pz, arm, Ip, True, 2)
+                else:
+                    _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21,
+                                      r22, px, py, pz, arm, Ip, False, 2)
+            elif rev:
+                _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                  px, py, pz, arm, Ip, True, 1)
+            else:
+                _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                  px, py, pz, arm, Ip, False, 1)
+            touched[p] = True
             for k in range(6):
                 for b in range(B):
                     W[p, WB + k, b] = O[8 + k, b]
             for k in range(21):
                 for b in range(B):
                     W[p, WI + k, b] = O[14 + k, b]
-        elif rev:
-            _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                              px, py, pz, arm, True, False)
-        else:
-            _articulate_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                              px, py, pz, arm, False, False)
         for k in range(8):          # U, 1/D, u
             for b in range(B):
                 W[i, WU + k, b] = O[k, b]
