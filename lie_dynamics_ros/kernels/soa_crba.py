@@ -17,7 +17,8 @@ import numpy as np
 from numba import njit
 
 from .soa import B, TP, TK, TQ, TV, GR, GP, GA, REVOLUTE, WQ, _joint_angles, _stack_array
-from .soa_aba import NW, WI, body_inertia, force_to_parent, inertia_to_parent, joint_frame
+from .soa_aba import (NW, WI, body_inertia, force_to_parent, inertia_tuple, inertia_to_parent,
+                      joint_frame)
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
@@ -46,8 +47,11 @@ def _load_q(Q, topo, W, chk, b0, nl):
 
 
 @njit(inline="always", **_JIT)
-def _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, rev):
-    """Ic_p + Ad_{T^-1}^T Ic_i Ad_{T^-1} into O rows 0..20, every state."""
+def _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, Ip,
+                     rev, first):
+    """Ic_p + Ad_{T^-1}^T Ic_i Ad_{T^-1} into O rows 0..20, every state; Ic_p read from W, or
+    for the parent's first child the parent's own inertia ``Ip`` (``rev`` and ``first``
+    constants at each call site)."""
     for b in range(B):
         q00, q01, q10, q11, q20, q21, tx, ty, tz = joint_frame(
             W, i, b, r00, r01, r10, r11, r20, r21, r02, r12, r22, px, py, pz, rev)
@@ -59,31 +63,33 @@ def _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px
              W[i, WI + 9, b], W[i, WI + 10, b], W[i, WI + 11, b], W[i, WI + 12, b],
              W[i, WI + 13, b], W[i, WI + 14, b], W[i, WI + 15, b], W[i, WI + 16, b],
              W[i, WI + 17, b], W[i, WI + 18, b], W[i, WI + 19, b], W[i, WI + 20, b]))
+        P = Ip if first else (
+            W[p, WI, b], W[p, WI + 1, b], W[p, WI + 2, b], W[p, WI + 3, b], W[p, WI + 4, b],
+            W[p, WI + 5, b], W[p, WI + 6, b], W[p, WI + 7, b], W[p, WI + 8, b],
+            W[p, WI + 9, b], W[p, WI + 10, b], W[p, WI + 11, b], W[p, WI + 12, b],
+            W[p, WI + 13, b], W[p, WI + 14, b], W[p, WI + 15, b], W[p, WI + 16, b],
+            W[p, WI + 17, b], W[p, WI + 18, b], W[p, WI + 19, b], W[p, WI + 20, b])
         # one store per row: a loop over the tuple would index it at run time (not vectorized)
-        O[0, b], O[1, b], O[2, b] = W[p, WI, b] + x0, W[p, WI + 1, b] + x1, W[p, WI + 2, b] + x2
-        O[3, b], O[4, b], O[5, b] = W[p, WI + 3, b] + x3, W[p, WI + 4, b] + x4, \
-            W[p, WI + 5, b] + x5
-        O[6, b], O[7, b], O[8, b] = W[p, WI + 6, b] + x6, W[p, WI + 7, b] + x7, \
-            W[p, WI + 8, b] + x8
-        O[9, b], O[10, b], O[11, b] = W[p, WI + 9, b] + x9, W[p, WI + 10, b] + x10, \
-            W[p, WI + 11, b] + x11
-        O[12, b], O[13, b], O[14, b] = W[p, WI + 12, b] + x12, W[p, WI + 13, b] + x13, \
-            W[p, WI + 14, b] + x14
-        O[15, b], O[16, b], O[17, b] = W[p, WI + 15, b] + x15, W[p, WI + 16, b] + x16, \
-            W[p, WI + 17, b] + x17
-        O[18, b], O[19, b], O[20, b] = W[p, WI + 18, b] + x18, W[p, WI + 19, b] + x19, \
-            W[p, WI + 20, b] + x20
+        O[0, b], O[1, b], O[2, b] = P[0] + x0, P[1] + x1, P[2] + x2
+        O[3, b], O[4, b], O[5, b] = P[3] + x3, P[4] + x4, P[5] + x5
+        O[6, b], O[7, b], O[8, b] = P[6] + x6, P[7] + x7, P[8] + x8
+        O[9, b], O[10, b], O[11, b] = P[9] + x9, P[10] + x10, P[11] + x11
+        O[12, b], O[13, b], O[14, b] = P[12] + x12, P[13] + x13, P[14] + x14
+        O[15, b], O[16, b], O[17, b] = P[15] + x15, P[16] + x16, P[17] + x17
+        O[18, b], O[19, b], O[20, b] = P[18] + x18, P[19] + x19, P[20] + x20
 
 
 @njit(**_JIT)
 def _composite(topo, geo, W):
-    """Composite inertias Ic_i in the WI rows, children first."""
+    """Composite inertias Ic_i in the WI rows, children first. ``touched[i]``: a child of
+    body i has written its rows (else body i is a leaf, and they get I_i here)."""
     nb = topo.shape[0] - 1
     O = _stack21()
     I = np.empty(21)
-    for i in range(1, nb + 1):
-        body_inertia(geo, i, W, I)
+    touched = np.zeros(nb + 1, dtype=np.bool_)
     for i in range(nb, 0, -1):
+        if not touched[i]:
+            body_inertia(geo, i, W, I)
         p = topo[i, TP]
         if p == 0:
             continue
@@ -91,12 +97,22 @@ def _composite(topo, geo, W):
         r10, r11, r12 = geo[i, GR + 3], geo[i, GR + 4], geo[i, GR + 5]
         r20, r21, r22 = geo[i, GR + 6], geo[i, GR + 7], geo[i, GR + 8]
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
-        if topo[i, TK] == REVOLUTE:
+        Ip = inertia_tuple(geo, p)
+        rev = topo[i, TK] == REVOLUTE
+        if touched[p]:
+            if rev:
+                _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                 px, py, pz, Ip, True, False)
+            else:
+                _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                 px, py, pz, Ip, False, False)
+        elif rev:
             _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                             px, py, pz, True)
+                             px, py, pz, Ip, True, True)
         else:
             _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
-                             px, py, pz, False)
+                             px, py, pz, Ip, False, True)
+        touched[p] = True
         for k in range(21):
             for b in range(B):
                 W[p, WI + k, b] = O[k, b]
