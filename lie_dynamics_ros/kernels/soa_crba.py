@@ -2,8 +2,11 @@
 (Walker & Orin 1982; Featherstone 2008, §6.2) on a block of ``kernels.soa.B`` states at once,
 the state index innermost, for the models and plan of ``kernels/soa.py``.
 
-- composite inertias, leaves to root: Ic_i = I_i, Ic_p += Ad_{T^-1}^T Ic_i Ad_{T^-1}
-  (``soa_aba.inertia_to_parent``);
+- composite inertias, leaves to root: Ic_i = I_i, Ic_p += Ad_{T^-1}^T Ic_i Ad_{T^-1}, kept as
+  the 10 numbers of a rigid body's inertia (a composite of rigid bodies is one): Ibar about
+  the frame origin, h = m c, m. With T = (R, t), h_R = R h and g = h_R + m t / 2, the parent
+  gets Ibar' = R Ibar R^T - (t g^T + g t^T) + 2 (t . g) 1, h' = h_R + m t, m' = m (the
+  parallel-axis theorem: Ibar_o = Ibar_c - m [c][c]);
 - columns: F = Ic_i S_i (column 2 or 5 of Ic_i in the turned frame), M_ii = S_i^T F +
   armature_i; then F is carried to each ancestor j's parent frame by Ad*_{T^-1}
   (``soa_aba.force_to_parent``) and M_ji = M_ij = S_j^T F.
@@ -16,18 +19,17 @@ not finite. numba's cache does not follow calls into ``kernels/soa.py`` and
 import numpy as np
 from numba import njit
 
-from .soa import B, TP, TK, TQ, TV, GR, GP, GA, REVOLUTE, WQ, _joint_angles, _stack_array
-from .soa_aba import (NW, WI, body_inertia, force_to_parent, inertia_tuple, inertia_to_parent,
-                      joint_frame)
+from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, WQ, _joint_angles,
+                  _stack_array)
+from .soa_aba import NW, WI, _rot_sym, force_to_parent, joint_frame
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
-_stack21 = _stack_array(21)
+_stack10 = _stack_array(10)
 _stack6 = _stack_array(6)
 
-#: WI rows of column 2 (revolute) and column 5 (prismatic) of a 6x6 stored as A, B, C blocks
-_COL_REV = (4, 5, 2, 12, 13, 14)
-_COL_PRIS = (8, 11, 14, 19, 20, 17)
+# composite inertia rows of W, from WI: Ibar (xx yy zz xy xz yz), h = m c (3), m
+NC = 10
 
 
 @njit(**_JIT)
@@ -47,49 +49,67 @@ def _load_q(Q, topo, W, chk, b0, nl):
 
 
 @njit(inline="always", **_JIT)
+def _rigid_to_parent(r00, r01, r02, r10, r11, r12, r20, r21, r22, tx, ty, tz,
+                     ixx, iyy, izz, ixy, ixz, iyz, hx, hy, hz, m):
+    """The 10 numbers of Ad_{T^-1}^T I Ad_{T^-1} for a rigid body's (Ibar, h, m)."""
+    jxx, jyy, jzz, jxy, jxz, jyz = _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                                            ixx, iyy, izz, ixy, ixz, iyz)
+    ux = r00 * hx + r01 * hy + r02 * hz
+    uy = r10 * hx + r11 * hy + r12 * hz
+    uz = r20 * hx + r21 * hy + r22 * hz
+    hm = 0.5 * m
+    gx, gy, gz = ux + hm * tx, uy + hm * ty, uz + hm * tz
+    d = 2.0 * (tx * gx + ty * gy + tz * gz)
+    return (jxx - 2.0 * tx * gx + d, jyy - 2.0 * ty * gy + d, jzz - 2.0 * tz * gz + d,
+            jxy - (tx * gy + gx * ty), jxz - (tx * gz + gx * tz), jyz - (ty * gz + gy * tz),
+            ux + m * tx, uy + m * ty, uz + m * tz, m)
+
+
+@njit(inline="always", **_JIT)
+def _rigid_tuple(geo, i):
+    """Body i's own (Ibar, h, m)."""
+    return (geo[i, GI], geo[i, GI + 1], geo[i, GI + 2], geo[i, GI + 3], geo[i, GI + 4],
+            geo[i, GI + 5], geo[i, GC], geo[i, GC + 1], geo[i, GC + 2], geo[i, GM])
+
+
+@njit(inline="always", **_JIT)
 def _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, Ip,
                      rev, first):
-    """Ic_p + Ad_{T^-1}^T Ic_i Ad_{T^-1} into O rows 0..20, every state; Ic_p read from W, or
+    """Ic_p + Ad_{T^-1}^T Ic_i Ad_{T^-1} into O rows 0..9, every state; Ic_p read from W, or
     for the parent's first child the parent's own inertia ``Ip`` (``rev`` and ``first``
     constants at each call site)."""
     for b in range(B):
         q00, q01, q10, q11, q20, q21, tx, ty, tz = joint_frame(
             W, i, b, r00, r01, r10, r11, r20, r21, r02, r12, r22, px, py, pz, rev)
-        (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15, x16, x17, x18,
-         x19, x20) = inertia_to_parent(
-            (q00, q01, r02, q10, q11, r12, q20, q21, r22), (tx, ty, tz),
-            (W[i, WI, b], W[i, WI + 1, b], W[i, WI + 2, b], W[i, WI + 3, b], W[i, WI + 4, b],
-             W[i, WI + 5, b], W[i, WI + 6, b], W[i, WI + 7, b], W[i, WI + 8, b],
-             W[i, WI + 9, b], W[i, WI + 10, b], W[i, WI + 11, b], W[i, WI + 12, b],
-             W[i, WI + 13, b], W[i, WI + 14, b], W[i, WI + 15, b], W[i, WI + 16, b],
-             W[i, WI + 17, b], W[i, WI + 18, b], W[i, WI + 19, b], W[i, WI + 20, b]))
+        x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 = _rigid_to_parent(
+            q00, q01, r02, q10, q11, r12, q20, q21, r22, tx, ty, tz,
+            W[i, WI, b], W[i, WI + 1, b], W[i, WI + 2, b], W[i, WI + 3, b], W[i, WI + 4, b],
+            W[i, WI + 5, b], W[i, WI + 6, b], W[i, WI + 7, b], W[i, WI + 8, b],
+            W[i, WI + 9, b])
         P = Ip if first else (
             W[p, WI, b], W[p, WI + 1, b], W[p, WI + 2, b], W[p, WI + 3, b], W[p, WI + 4, b],
             W[p, WI + 5, b], W[p, WI + 6, b], W[p, WI + 7, b], W[p, WI + 8, b],
-            W[p, WI + 9, b], W[p, WI + 10, b], W[p, WI + 11, b], W[p, WI + 12, b],
-            W[p, WI + 13, b], W[p, WI + 14, b], W[p, WI + 15, b], W[p, WI + 16, b],
-            W[p, WI + 17, b], W[p, WI + 18, b], W[p, WI + 19, b], W[p, WI + 20, b])
+            W[p, WI + 9, b])
         # one store per row: a loop over the tuple would index it at run time (not vectorized)
         O[0, b], O[1, b], O[2, b] = P[0] + x0, P[1] + x1, P[2] + x2
         O[3, b], O[4, b], O[5, b] = P[3] + x3, P[4] + x4, P[5] + x5
         O[6, b], O[7, b], O[8, b] = P[6] + x6, P[7] + x7, P[8] + x8
-        O[9, b], O[10, b], O[11, b] = P[9] + x9, P[10] + x10, P[11] + x11
-        O[12, b], O[13, b], O[14, b] = P[12] + x12, P[13] + x13, P[14] + x14
-        O[15, b], O[16, b], O[17, b] = P[15] + x15, P[16] + x16, P[17] + x17
-        O[18, b], O[19, b], O[20, b] = P[18] + x18, P[19] + x19, P[20] + x20
+        O[9, b] = P[9] + x9
 
 
 @njit(**_JIT)
 def _composite(topo, geo, W):
-    """Composite inertias Ic_i in the WI rows, children first. ``touched[i]``: a child of
-    body i has written its rows (else body i is a leaf, and they get I_i here)."""
+    """Composite inertias Ic_i in the rows WI..WI+NC, children first. ``touched[i]``: a
+    child of body i has written its rows (else body i is a leaf, and they get I_i here)."""
     nb = topo.shape[0] - 1
-    O = _stack21()
-    I = np.empty(21)
+    O = _stack10()
     touched = np.zeros(nb + 1, dtype=np.bool_)
     for i in range(nb, 0, -1):
         if not touched[i]:
-            body_inertia(geo, i, W, I)
+            for k in range(NC):
+                x = geo[i, GI + k] if k < 9 else geo[i, GM]     # GC follows GI
+                for b in range(B):
+                    W[i, WI + k, b] = x
         p = topo[i, TP]
         if p == 0:
             continue
@@ -97,7 +117,7 @@ def _composite(topo, geo, W):
         r10, r11, r12 = geo[i, GR + 3], geo[i, GR + 4], geo[i, GR + 5]
         r20, r21, r22 = geo[i, GR + 6], geo[i, GR + 7], geo[i, GR + 8]
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
-        Ip = inertia_tuple(geo, p)
+        Ip = _rigid_tuple(geo, p)
         rev = topo[i, TK] == REVOLUTE
         if touched[p]:
             if rev:
@@ -113,7 +133,7 @@ def _composite(topo, geo, W):
             _composite_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
                              px, py, pz, Ip, False, True)
         touched[p] = True
-        for k in range(21):
+        for k in range(NC):
             for b in range(B):
                 W[p, WI + k, b] = O[k, b]
 
@@ -138,10 +158,15 @@ def _columns(topo, geo, W, MW):
     for i in range(1, nb + 1):
         vi = topo[i, TV]
         rev = topo[i, TK] == REVOLUTE
-        col = _COL_REV if rev else _COL_PRIS
-        for k in range(6):
-            for b in range(B):
-                F[k, b] = W[i, WI + col[k], b]
+        # F = Ic S_i, a column of [[Ibar, [h]], [[h]^T, m 1]]: column 2 (revolute) is
+        # (ixz, iyz, izz, -hy, hx, 0), column 5 (prismatic) (hy, -hx, 0, 0, 0, m)
+        for b in range(B):
+            if rev:
+                F[0, b], F[1, b], F[2, b] = W[i, WI + 4, b], W[i, WI + 5, b], W[i, WI + 2, b]
+                F[3, b], F[4, b], F[5, b] = -W[i, WI + 7, b], W[i, WI + 6, b], 0.0
+            else:
+                F[0, b], F[1, b], F[2, b] = W[i, WI + 7, b], -W[i, WI + 6, b], 0.0
+                F[3, b], F[4, b], F[5, b] = 0.0, 0.0, W[i, WI + 9, b]
         u = 2 if rev else 5
         arm = geo[i, GA]
         for b in range(B):
