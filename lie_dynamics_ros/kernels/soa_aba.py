@@ -50,11 +50,10 @@ _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 _stack35 = _stack_array(35)
 _stack18 = _stack_array(18)
 _stack7 = _stack_array(7)
-_stack21 = _stack_array(21)
 
 
 @njit(inline="always", **_JIT)
-def _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22, sxx, syy, szz, sxy, sxz, syz):
+def rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22, sxx, syy, szz, sxy, sxz, syz):
     """R S R^T of a symmetric S, as (xx, yy, zz, xy, xz, yz)."""
     t00 = r00 * sxx + r01 * sxy + r02 * sxz
     t01 = r00 * sxy + r01 * syy + r02 * syz
@@ -124,9 +123,9 @@ def inertia_to_parent(R, t, I):
     tx, ty, tz = t
     (axx, ayy, azz, axy, axz, ayz, b00, b01, b02, b10, b11, b12, b20, b21, b22,
      cxx, cyy, czz, cxy, cxz, cyz) = I
-    axx, ayy, azz, axy, axz, ayz = _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
+    axx, ayy, azz, axy, axz, ayz = rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
                                             axx, ayy, azz, axy, axz, ayz)
-    cxx, cyy, czz, cxy, cxz, cyz = _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
+    cxx, cyy, czz, cxy, cxz, cyz = rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
                                             cxx, cyy, czz, cxy, cxz, cyz)
     b00, b01, b02, b10, b11, b12, b20, b21, b22 = _rot_gen(
         r00, r01, r02, r10, r11, r12, r20, r21, r22,

@@ -21,7 +21,7 @@ from numba import njit
 
 from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, WQ, _joint_angles,
                   _stack_array)
-from .soa_aba import NW, WI, _rot_sym, force_to_parent, joint_frame
+from .soa_aba import NW, WI, rot_sym, force_to_parent, joint_frame
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
@@ -52,7 +52,7 @@ def _load_q(Q, topo, W, chk, b0, nl):
 def _rigid_to_parent(r00, r01, r02, r10, r11, r12, r20, r21, r22, tx, ty, tz,
                      ixx, iyy, izz, ixy, ixz, iyz, hx, hy, hz, m):
     """The 10 numbers of Ad_{T^-1}^T I Ad_{T^-1} for a rigid body's (Ibar, h, m)."""
-    jxx, jyy, jzz, jxy, jxz, jyz = _rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
+    jxx, jyy, jzz, jxy, jxz, jyz = rot_sym(r00, r01, r02, r10, r11, r12, r20, r21, r22,
                                             ixx, iyy, izz, ixy, ixz, iyz)
     ux = r00 * hx + r01 * hy + r02 * hz
     uy = r10 * hx + r11 * hy + r12 * hz
