@@ -91,8 +91,8 @@ bench: venv
 	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_se3.py
 	$(PY) benchmarks/bench_centroidal.py
-	$(PY) benchmarks/bench_soa.py
 	$(PY) benchmarks/bench_soa_aba_crba.py
+	$(PY) benchmarks/bench_soa.py
 
 # 10 minutes of simulated time: simulator + adaptive controller at 1 kHz (~30 min of wall time
 # on 2 cores); a 5 s version runs in make test (test_ros_soak.py)
