@@ -84,6 +84,7 @@ dynamics-demo: venv
 
 bench: venv
 	$(PY) benchmarks/bench_dynamics.py $(BENCH_ARGS)
+	$(PY) benchmarks/bench_soa_aba_crba.py
 	$(PY) benchmarks/bench_derivatives.py
 	$(PY) benchmarks/bench_geometry.py
 	$(PY) benchmarks/bench_simulate.py
@@ -91,7 +92,6 @@ bench: venv
 	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_se3.py
 	$(PY) benchmarks/bench_centroidal.py
-	$(PY) benchmarks/bench_soa_aba_crba.py
 	$(PY) benchmarks/bench_soa.py
 
 # 10 minutes of simulated time: simulator + adaptive controller at 1 kHz (~30 min of wall time
