@@ -51,6 +51,7 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.integrate",
                   "lie_dynamics_ros.kernels.derivatives", "lie_dynamics_ros.kernels.batch",
                   "lie_dynamics_ros.kernels.constraints", "lie_dynamics_ros.kernels.soa",
+                  "lie_dynamics_ros.kernels.soa_aba", "lie_dynamics_ros.kernels.soa_crba",
                   "lie_dynamics_ros.algorithms.regressor",
                   "lie_dynamics_ros.control.controllers",
                   "lie_dynamics_ros.kernels.centroidal", "lie_dynamics_ros.kernels.frames")
@@ -156,15 +157,18 @@ def warm_up_derivatives(model):
 
 
 def warm_up_batches(model):
-    """The batched calls (N states on all cores; ID on MIN_STATES states or more takes the
-    structure-of-arrays kernel for the models it serves)."""
+    """The batched calls (N states on all cores; ID, FD and M on MIN_STATES states or more
+    take the structure-of-arrays kernels for the models they serve)."""
     q, z = _state(model)
     Q, Z = np.tile(q, (2, 1)), np.zeros((2, model.nv))
     inverse_dynamics(model, Q, Z, Z)
     n = batch_soa.MIN_STATES
-    inverse_dynamics(model, np.tile(q, (n, 1)), np.zeros((n, model.nv)), np.zeros((n, model.nv)))
+    Qn, Zn = np.tile(q, (n, 1)), np.zeros((n, model.nv))
+    inverse_dynamics(model, Qn, Zn, Zn)
     forward_dynamics(model, Q, Z, Z)
+    forward_dynamics(model, Qn, Zn, Zn)
     mass_matrix(model, Q)
+    mass_matrix(model, Qn)
 
 
 def warm_up_centroidal(model):

@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
 from ..kernels import plan as P
-from . import batch, batch_soa
+from . import batch, batch_soa, batch_soa_aba, batch_soa_crba
 from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
 
@@ -64,6 +64,10 @@ def mass_matrix(model, q, data=None):
     I.compile_entry("mass_matrix")
     qc = vec(q, model.nq, "q", True, model)
     if qc is None:
+        if np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
+            plan = batch_soa.soa_plan(model, strict=False)
+            if plan is not None:                 # revolute/prismatic trees: SoA kernel
+                return batch_soa_crba.mass_matrix_soa(model, q, plan)
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
     q = qc
     d = data_for(model, data)
@@ -147,6 +151,10 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     qc, vc, tc = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(tau, model.nv, "tau", True))
     if qc is None or vc is None or tc is None:
+        if f_ext is None and np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
+            plan = batch_soa.soa_plan(model, strict=False)
+            if plan is not None:                 # revolute/prismatic trees: SoA kernel
+                return batch_soa_aba.forward_dynamics_soa(model, q, v, tau, plan)
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
                               lambda *x: forward_dynamics(model, *x))
     q, v, tau = qc, vc, tc

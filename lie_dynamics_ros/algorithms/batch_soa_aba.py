@@ -1,0 +1,87 @@
+"""Batched forward dynamics on the structure-of-arrays ABA (``kernels/soa_aba.py``).
+
+``forward_dynamics_soa(model, Q, V, TAU)`` serves the models of the SoA RNEA
+(``batch_soa.soa_unsupported`` says why another is refused) and returns (N, nv), equal to
+``forward_dynamics`` on the same rows to round-off. ``ldr.forward_dynamics`` takes it from
+``batch_soa.MIN_STATES`` states. Blocks are cut into one chunk per core on the batch pool, as
+for the RNEA. A row the kernel flags (non-finite input or result, a singular articulated
+inertia) is rerun alone through the per-state ABA kernel, whose status names the argument or
+the joint.
+"""
+import numpy as np
+
+from ..errors import InputError
+from ..kernels import dynamics as K
+from ..kernels import layout as L
+from ..kernels import soa as KS
+from ..kernels import soa_aba as KA
+from . import batch
+from ._inputs import check
+from .batch_soa import soa_plan, soa_unsupported
+
+
+def forward_dynamics_soa(model, q, v, tau, plan=None):
+    """qdd (N, nv) for the states (N, nq), (N, nv), (N, nv): ABA (Kim 2012, Table 3) with
+    gravity and the armature, f_ext none. ``plan``: ``batch_soa.soa_plan(model)``, to reuse.
+
+    A row with NaN or Inf raises InputError naming the argument and the row; a singular
+    articulated inertia names the row and the joint; a finite row whose result overflows
+    float64 names the row."""
+    if plan is None:
+        plan = soa_plan(model, strict=False)
+        if plan is None:
+            raise InputError(f"forward_dynamics_soa: {soa_unsupported(model)}; "
+                             "use ldr.forward_dynamics")
+    topo, geo = plan
+    if topo.shape[0] != model.mi.shape[0]:
+        raise InputError("plan was made for another model: use soa_plan(model)")
+    Q = rows(q, model.nq, "q")
+    N = Q.shape[0]
+    V = rows(v, model.nv, "v", N)
+    T = rows(tau, model.nv, "tau", N)
+    acc = np.empty((N, model.nv))
+    status = np.zeros(N, dtype=np.int64)
+    on_pool(KA.aba_soa, N * model.nv, N, topo, geo, Q, V, T, acc, status)
+    if status.any():
+        _raise_for_row(model, int(np.flatnonzero(status)[0]), Q, V, T)
+    return acc
+
+
+def rows(x, n, name, N=None):
+    """x as a C-contiguous float64 (N, n) array of states (converted once, never
+    reinterpreted: the kernels' raw entry would read int64 or strided memory as is);
+    InputError naming the argument otherwise."""
+    if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous):
+        try:
+            x = np.ascontiguousarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
+    if x.ndim != 2 or x.shape[1] != n or (N is not None and x.shape[0] != N):
+        want = f"({'N' if N is None else N}, {n})"
+        raise InputError(f"batched {name} must have shape {want}, got {x.shape}")
+    return x
+
+
+def on_pool(kernel, work, N, *args):
+    """kernel(*args, lo, hi) on the blocks of ``kernels.soa.B`` states of N, one chunk per
+    core (the calling thread runs the first); below ``batch.MIN_PARALLEL_WORK`` joint-rows of
+    ``work``, all on the calling thread."""
+    nblk = -(-N // KS.B)
+    chunks = 1 if work < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
+    bounds = [nblk * k // chunks for k in range(chunks + 1)]
+    futures = [batch.executor().submit(kernel, *args, lo, hi)
+               for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    kernel(*args, bounds[0], bounds[1])
+    for f in futures:
+        f.result()
+
+
+def _raise_for_row(model, r, Q, V, T):
+    """The per-state kernel on row r gives the error (the SoA-served models are trees)."""
+    d = model.default_data()
+    st = K.aba(model.mi, model.mc, model.mI, d.dv, d.dm, Q[r], V[r], T[r], d.prescribed_body,
+               np.empty(model.nv), d.tau_out, d.failed_row, True, False)
+    try:
+        check(model, st if st else L.OVERFLOW, d, q=Q[r], v=V[r], tau=T[r])
+    except InputError as e:
+        raise InputError(f"row {r}: {e}") from None
