@@ -16,7 +16,7 @@ from ..kernels import layout as L
 from ..kernels import soa as KS
 from ..kernels import soa_aba as KA
 from . import batch
-from ._inputs import check
+from ._inputs import check, rows
 from .batch_soa import soa_plan, soa_unsupported
 
 
@@ -35,7 +35,7 @@ def forward_dynamics_soa(model, q, v, tau, plan=None):
     topo, geo = plan
     if topo.shape[0] != model.mi.shape[0]:
         raise InputError("plan was made for another model: use soa_plan(model)")
-    Q = rows(q, model.nq, "q")
+    Q = rows(q, model.nq, "q", model=model)
     N = Q.shape[0]
     V = rows(v, model.nv, "v", N)
     T = rows(tau, model.nv, "tau", N)
@@ -45,21 +45,6 @@ def forward_dynamics_soa(model, q, v, tau, plan=None):
     if status.any():
         _raise_for_row(model, int(np.flatnonzero(status)[0]), Q, V, T)
     return acc
-
-
-def rows(x, n, name, N=None):
-    """x as a C-contiguous float64 (N, n) array of states (converted once, never
-    reinterpreted: the kernels' raw entry would read int64 or strided memory as is);
-    InputError naming the argument otherwise."""
-    if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous):
-        try:
-            x = np.ascontiguousarray(x, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InputError(f"batched {name} must be a numeric array of shape (N, {n})") from None
-    if x.ndim != 2 or x.shape[1] != n or (N is not None and x.shape[0] != N):
-        want = f"({'N' if N is None else N}, {n})"
-        raise InputError(f"batched {name} must have shape {want}, got {x.shape}")
-    return x
 
 
 def on_pool(kernel, work, N, *args):

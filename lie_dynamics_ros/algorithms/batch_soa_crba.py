@@ -10,7 +10,8 @@ import numpy as np
 from ..errors import InputError
 from ..kernels import soa_crba as KC
 from .batch_soa import soa_plan, soa_unsupported
-from .batch_soa_aba import on_pool, rows
+from ._inputs import rows
+from .batch_soa_aba import on_pool
 
 
 def mass_matrix_soa(model, q, plan=None):
@@ -23,7 +24,7 @@ def mass_matrix_soa(model, q, plan=None):
     topo, geo = plan
     if topo.shape[0] != model.mi.shape[0]:
         raise InputError("plan was made for another model: use soa_plan(model)")
-    Q = rows(q, model.nq, "q")
+    Q = rows(q, model.nq, "q", model=model)
     N = Q.shape[0]
     M = np.empty((N, model.nv, model.nv))
     status = np.zeros(N, dtype=np.int64)
