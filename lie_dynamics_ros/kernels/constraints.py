@@ -91,13 +91,17 @@ def articulated_columns(mi, dv, dm, presc, B, Y, Tu, bh, acc, rr):
 
 
 @njit(**JIT)
-def closure_terms(dv, Jb, Jd, v, rows, Xoff, Toff, with_bias, Jrel, brel, Tab):
+def closure_terms(dv, Jb, Jd, v, rows, Xoff, Toff, point, with_bias, Jrel, brel, Tab):
     """Per closure l between F_a = body rows[l, 0] * Toff[l, 0] and F_b = body rows[l, 1] *
     Toff[l, 1] (Kim's order; dv holds world poses, Jb/Jd the body Jacobians and their rates):
 
     Jrel[l] = J_b - Ad_{T_ba} J_a (relative twist of F_b w.r.t. F_a, in F_b), Tab[l] = T_a^-1 T_b,
     and when ``with_bias``: brel[l] = Jd_b v - Ad_{T_ba} Jd_a v + ad(Jrel v) (J_b v), the
     relative acceleration at zero joint acceleration. Xoff[l, s] = Ad_{Toff[l, s]^-1}.
+    ``point[l]`` = 1 adds w x u of the relative twist (w, u) to the linear rows: the classical
+    acceleration of F_b's origin, the derivative of its world velocity (for F_a in the world,
+    a point contact; Featherstone 2008, ch. 2: classical vs spatial acceleration) instead of the
+    derivative of the body twist.
     """
     nl = rows.shape[0]
     nv = Jb.shape[2]
@@ -146,5 +150,7 @@ def closure_terms(dv, Jb, Jd, v, rows, Xoff, Toff, with_bias, Jrel, brel, Tab):
             w, u = Vr[:3], Vr[3:]
             b[:3] += np.cross(w, Vb[:3])
             b[3:] += np.cross(w, Vb[3:]) + np.cross(u, Vb[:3])
+            if point[l]:
+                b[3:] += np.cross(w, u)
             brel[l] = b
     return OK
