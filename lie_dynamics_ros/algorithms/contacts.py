@@ -72,7 +72,7 @@ def _errors(ct, Tab):
 
 
 def _to_reference(ct, lam, Tab):
-    """lam of the contact rows from F_b (local) to local_world_aligned where asked."""
+    """Contact rows of lam (or of A) from F_b (local) to local_world_aligned where asked."""
     for i, o, nc in ct.lwa:
         R = ct.tables.Toff[i, 0, :3, :3] @ Tab[i, :3, :3]       # F_b's axes in the world
         lam[o:o + 3] = R @ lam[o:o + 3]
@@ -119,7 +119,20 @@ def impulse_dynamics(model, q, v, contacts, restitution=0.0, data=None):
     target = -(A @ v)
     target[:ct.nk] *= 1.0 + r
     U, Ab = reduce_rows(A)
+    if Ab.shape[0] == 0:
+        return v.copy(), np.zeros(A.shape[0])
     forward_dynamics(model, q, d.zero_v, d.zero_v, data=d)      # articulated inertias at q
     Y = articulated_columns(model, d, Ab.T)[0]                 # M^-1 Abar^T
     lam_bar = np.linalg.solve(Ab @ Y, U.T @ target)
     return v + Y @ lam_bar, _to_reference(ct, U @ lam_bar, Tab)
+
+
+def contact_jacobian(model, q, contacts, data=None):
+    """(nk, nv) contact Jacobian: the rows of each contact's velocity (linear, angular for
+    "6d", linear for "3d") in its reference frame, stacked in the given order (Pinocchio's
+    ``getConstraintsJacobian``)."""
+    q = vec(q, model.nq, "q")
+    d = data_for(model, data)
+    ct = tables_for(model, d, contacts)
+    A, _, Tab = jacobian_and_bias(model, d, q, None, ct.tables)
+    return _to_reference(ct, A[:ct.nk].copy(), Tab)
