@@ -38,6 +38,19 @@ def talos_files():
     raise FileNotFoundError("example-robot-data not found")
 
 
+def step(model, contacts, S, q, v, q_ref, v_ref):
+    """One 5 ms step of the controlled robot: (q, v) -> (q, v)."""
+    nv = model.nv
+    J = ldr.contact_jacobian(model, q, contacts)
+    b = ldr.inverse_dynamics(model, q, v, np.zeros(nv))
+    x = np.linalg.lstsq(np.vstack([S, J]).T, b, rcond=None)[0]
+    tau = np.concatenate([np.zeros(6), x[:nv - 6]])
+    tau[6:] += -KP * ldr.difference(model, q_ref, q)[6:] - KV * (v - v_ref)[6:]
+    a, _ = ldr.contact_dynamics(model, q, v, tau, contacts)
+    v = v + a * DT
+    return ldr.integrate(model, q, v * DT), v
+
+
 def main(steps=1001, seed=0, verbose=True):
     urdf, srdf = talos_files()
     model = ldr.load_urdf(urdf, floating_base=True)
@@ -52,14 +65,7 @@ def main(steps=1001, seed=0, verbose=True):
     q, v = q0.copy(), np.zeros(nv)
     Q = [q.copy()]
     for _ in range(steps):
-        J = ldr.contact_jacobian(model, q, contacts)
-        b = ldr.inverse_dynamics(model, q, v, np.zeros(nv))
-        x = np.linalg.lstsq(np.vstack([S, J]).T, b, rcond=None)[0]
-        tau = np.concatenate([np.zeros(6), x[:nv - 6]])
-        tau[6:] += -KP * ldr.difference(model, q_ref, q)[6:] - KV * (v - v_ref)[6:]
-        a, _ = ldr.contact_dynamics(model, q, v, tau, contacts)
-        v = v + a * DT
-        q = ldr.integrate(model, q, v * DT)
+        q, v = step(model, contacts, S, q, v, q_ref, v_ref)
         Q.append(q.copy())
     Q = np.array(Q)
     soles = np.array([[ldr.frame_pose(model, qk, f)[:3, 3] for f in SOLES] for qk in Q])

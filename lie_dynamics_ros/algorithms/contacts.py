@@ -16,25 +16,49 @@ can satisfy are met in the least-squares sense.
 import numpy as np
 
 from ..errors import InputError
+from ..kernels import contacts as KK
+from ..kernels.layout import OK
 from ..lie import se3
 from ..model.contacts import RigidContact, contact_tables
-from ._inputs import data_for, vec
+from ._inputs import check, data_for, load_fext, vec
 from .constrained import (articulated_columns, jacobian_and_bias, reduce_rows, residual_block,
                           solve_forward)
 from .dynamics import forward_dynamics
 from .kinematics import frame_pose
 
 
-def tables_for(model, d, contacts):
-    """ContactTables of ``contacts``, kept in ``d.extra`` while the same set is used."""
+class Work:
+    """The compiled path's tables and scratch for one contact set on one Data, packed in two
+    buffers (``kernels.contacts.work_sizes``): ``wf`` float64, ``wi`` int64."""
+
+    def __init__(self, model, ct):
+        t, nv, nb = ct.tables, model.nv, model.njoints + 1
+        nl, nc = len(t.loops), t.nc
+        nf, ni = KK.work_sizes(nl, nc, nb, nv)
+        self.wf, self.wi = np.zeros(nf), np.zeros(ni, dtype=np.int64)
+        lwa = np.zeros(nl, dtype=np.int64)
+        for i, _, _ in ct.lwa:
+            lwa[i] = 1
+        ncs = [lp.nc for lp in t.loops]
+        self.wi[:KK.NIH] = nl, nc, ct.nk
+        self.wi[KK.NIH:] = np.concatenate([t.rows.ravel(), t.point, np.repeat(np.arange(nl), ncs),
+                                           lwa, t.offsets, ncs]).astype(np.int64)
+        head = np.concatenate([t.Xoff.ravel(), t.Toff.ravel(), np.vstack(t.P_seeds).ravel()])
+        self.wf[:head.size] = head
+
+
+def tables_for(model, d, contacts, work=False):
+    """ContactTables of ``contacts`` (and its Work with ``work``), kept in ``d.extra`` while
+    the same set is used."""
     key = contacts if isinstance(contacts, tuple) else tuple(contacts) \
         if isinstance(contacts, list) else contacts
     hit = d.extra.get("contacts")
-    if hit is not None and hit[0] is model and (hit[1] is key or hit[1] == key):
-        return hit[2]
-    ct = contact_tables(model, key)
-    d.extra["contacts"] = (model, ct.contacts, ct)
-    return ct
+    if hit is None or hit[0] is not model or not (hit[1] is key or hit[1] == key):
+        ct = contact_tables(model, key)
+        hit = d.extra["contacts"] = [model, ct.contacts, ct, None]
+    if work and hit[3] is None:
+        hit[3] = Work(model, hit[2])
+    return (hit[2], hit[3]) if work else hit[2]
 
 
 def place_contacts(model, q, contacts, data=None):
@@ -91,6 +115,16 @@ def contact_dynamics(model, q, v, tau, contacts, baumgarte=None, f_ext=None, dat
     nv = model.nv
     q, v, tau = vec(q, model.nq, "q"), vec(v, nv, "v"), vec(tau, nv, "tau")
     d = data_for(model, data)
+    if baumgarte is None and not model.has_general:
+        ct, w = tables_for(model, d, contacts, True)
+        t = ct.tables
+        use = f_ext is not None and load_fext(model, d, f_ext)
+        a, lam = np.empty(nv), np.empty(t.nc)
+        st = KK.forward_entry(d.buf, w.wf, w.wi, q, v, tau, a, lam, use)
+        if st == OK:
+            return a, lam
+        if st != KK.RANK_DEFICIENT:
+            check(model, st, d, q=q, v=v, tau=tau)
     ct = tables_for(model, d, contacts)
     A, bias, Tab = jacobian_and_bias(model, d, q, v, ct.tables)
     if baumgarte is not None:
@@ -112,6 +146,15 @@ def impulse_dynamics(model, q, v, contacts, restitution=0.0, data=None):
     if not 0.0 <= r <= 1.0:
         raise InputError(f"restitution must be a number in [0, 1], got {restitution!r}")
     d = data_for(model, data)
+    if not model.has_general:
+        ct, w = tables_for(model, d, contacts, True)
+        t = ct.tables
+        v_plus, lam = np.empty(model.nv), np.empty(t.nc)
+        st = KK.impulse_entry(d.buf, w.wf, w.wi, q, v, v_plus, lam, r)
+        if st == OK:
+            return v_plus, lam
+        if st != KK.RANK_DEFICIENT:
+            check(model, st, d, q=q, v=v)
     ct = tables_for(model, d, contacts)
     A, _, Tab = jacobian_and_bias(model, d, q, None, ct.tables)
     if not np.all(np.isfinite(v)):
