@@ -176,6 +176,13 @@ def contact_jacobian(model, q, contacts, data=None):
     ``getConstraintsJacobian``)."""
     q = vec(q, model.nq, "q")
     d = data_for(model, data)
+    if not model.has_general:
+        ct, w = tables_for(model, d, contacts, True)
+        J = np.empty((ct.nk, model.nv))
+        st = KK.jacobian_entry(d.buf, w.wf, w.wi, q, J)
+        if st == OK:
+            return J
+        check(model, st, d, q=q)
     ct = tables_for(model, d, contacts)
     A, _, Tab = jacobian_and_bias(model, d, q, None, ct.tables)
     return _to_reference(ct, A[:ct.nk].copy(), Tab)

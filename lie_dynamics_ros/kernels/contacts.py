@@ -17,6 +17,7 @@ from numba import njit
 
 from .constraints import articulated_columns, bias_accelerations, chain_terms
 from .dynamics import aba, world_poses
+from .joint_kinematics import joint_kinematics
 from .jit import JIT
 from .layout import BAD_SIZE, H_FAIL, H_NB, H_NQ, H_NV, H_PRESC, H_TAU, OK
 from .plan import _unpack
@@ -263,3 +264,31 @@ def impulse_entry(buf, wf, wi, q, v, v_out, lam, restitution):
                            restitution, wi[I_NK], rows, Xoff, Toff, point, Psel, owner, lwa,
                            offsets, ncs, ab, Jrel, brel, Tab, A, bias, AT, Y, Tu, bh, acc, rr,
                            a_tmp, c_view(buf[h[H_TAU]:], (nv,)), bare(v_out), bare(lam))
+
+
+@njit(**JIT)
+def jacobian_entry(buf, wf, wi, q, J):
+    """J (nk, nv): the contact rows of A in each contact's reference frame (``contact_jacobian``)
+    on the Data buffer and the work buffers; a status code."""
+    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    nv, nb = h[H_NV], h[H_NB]
+    if not ok or not _sizes_ok(h, wf, wi, nb, nv) or q.shape[0] != h[H_NQ] \
+            or J.shape[1] != nv or J.shape[0] != wi[I_NK]:
+        return BAD_SIZE
+    (rows, point, owner, lwa, offsets, ncs, Xoff, Toff, Psel, ab, Jrel, brel, Tab, A, bias, AT,
+     Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
+    zero = np.zeros(nv)
+    st = joint_kinematics(mi, mc, dv, dm, bare(q), zero)
+    if st != OK:
+        return st
+    constraint_rows(mi, dv, dm, zero, rows, Xoff, Toff, point, Psel, owner, False, ab, Jrel,
+                    brel, Tab, A, bias)
+    nk = wi[I_NK]
+    col = np.empty(A.shape[0])
+    for c in range(nv):
+        for r in range(A.shape[0]):
+            col[r] = A[r, c]
+        _to_world_aligned(lwa, Toff, Tab, offsets, ncs, col)
+        for r in range(nk):
+            J[r, c] = col[r]
+    return OK
