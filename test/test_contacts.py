@@ -292,3 +292,24 @@ def test_bad_contacts_raise_input_errors():
     other = ldr.RigidContact(arm, "panda_hand")
     with pytest.raises(ldr.InputError, match="another model"):
         ldr.contact_dynamics(model, q, v, tau, [other])
+
+
+def test_compiled_path_equals_the_loop_machinery_path():
+    """contact_dynamics / impulse_dynamics / contact_jacobian take one compiled kernel; with
+    baumgarte=(0, 0) contact_dynamics takes the Python path of algorithms/constrained.py. Both
+    agree, with external wrenches too, and a Data reused across contact sets stays right."""
+    model, _ = _robot(SOLO)
+    d = model.create_data()
+    q, v, tau = _states(model, 1, seed=8)[0]
+    f_ext = {"FL_LOWER_LEG": [1.0, -2.0, 3.0, 0.1, 0.2, -0.3], "base_link": [0, 0, 5.0, 0, 0, 0]}
+    for kind, ref in (("3d", "local_world_aligned"), ("6d", "local"), ("3d", "local")):
+        contacts = _contacts(model, FEET[:2], kind, ref)
+        a, lam = ldr.contact_dynamics(model, q, v, tau, contacts, f_ext=f_ext, data=d)
+        a0, lam0 = ldr.contact_dynamics(model, q, v, tau, contacts, f_ext=f_ext,
+                                        baumgarte=(0.0, 0.0), data=d)
+        assert rel_err(a, a0) < TOL and rel_err(lam, lam0) < TOL
+        J = ldr.contact_jacobian(model, q, contacts, data=d)
+        M, b = ldr.mass_matrix(model, q), ldr.nonlinear_effects(model, q, v)
+        tau_ext = ldr.inverse_dynamics(model, q, v, a) - ldr.inverse_dynamics(
+            model, q, v, a, f_ext=f_ext)
+        assert np.max(np.abs(M @ a + b - tau - tau_ext - J.T @ lam)) < 1e-9 * (1 + np.abs(lam).max())

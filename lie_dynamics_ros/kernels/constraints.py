@@ -160,11 +160,13 @@ def _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Ta
         X[4, j] = p[2] * R[0, j] - p[0] * R[2, j]
         X[5, j] = p[0] * R[1, j] - p[1] * R[0, j]
     nv = J.shape[2]
+    anchored = rows[l, 0] == 0                     # F_a in the world: J_a = 0, bias 0
     for c in range(nv):
         for i in range(6):
             t = J[1, i, c]
-            for k in range(6):
-                t -= X[i, k] * J[0, k, c]
+            if not anchored:
+                for k in range(6):
+                    t -= X[i, k] * J[0, k, c]
             Jrel[l, i, c] = t
     if with_bias:
         Vb = np.zeros(6)
