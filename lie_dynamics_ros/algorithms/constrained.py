@@ -156,7 +156,8 @@ def articulated_columns(model, d, B):
     w = d.extra.get("loops")
     if w is None:
         nb = model.njoints + 1
-        w = d.extra["loops"] = (np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6)))
+        w = d.extra["loops"] = (np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6)),
+                                np.ones(nb, dtype=np.int64))
     B = np.ascontiguousarray(B)
     Y, Tu = np.empty_like(B), np.empty_like(B)
     KC.articulated_columns(model.mi, d.dv, d.dm, d.prescribed_body, B, Y, Tu, *w)

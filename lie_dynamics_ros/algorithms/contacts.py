@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import contacts as KK
-from ..kernels.layout import OK
+from ..kernels.layout import OK, P as PARENT
 from ..lie import se3
 from ..model.contacts import RigidContact, contact_tables
 from ._inputs import check, data_for, load_fext, vec
@@ -41,8 +41,14 @@ class Work:
             lwa[i] = 1
         ncs = [lp.nc for lp in t.loops]
         self.wi[:KK.NIH] = nl, nc, ct.nk
+        parent = model.mi[:, PARENT]
+        active = np.zeros(nb, dtype=np.int64)       # the constrained bodies and their ancestors
+        for r in t.rows.ravel():
+            while r > 0 and not active[r]:
+                active[r], r = 1, parent[r]
         self.wi[KK.NIH:] = np.concatenate([t.rows.ravel(), t.point, np.repeat(np.arange(nl), ncs),
-                                           lwa, t.offsets, ncs]).astype(np.int64)
+                                           lwa, t.offsets, ncs, active,
+                                           np.ones(nb, dtype=np.int64)]).astype(np.int64)
         head = np.concatenate([t.Xoff.ravel(), t.Toff.ravel(), np.vstack(t.P_seeds).ravel()])
         self.wf[:head.size] = head
 

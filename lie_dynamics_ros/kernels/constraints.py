@@ -19,11 +19,13 @@ from .lie import se3_Ad_inv, se3_Ad_inv_T_add
 
 
 @njit(**JIT)
-def articulated_columns(mi, dv, dm, presc, B, Y, Tu, bh, acc, rr):
+def articulated_columns(mi, dv, dm, presc, B, Y, Tu, bh, acc, rr, active):
     """For every column c of B (nv, k): Y[:, c] the accelerations of the joints that are not
     prescribed (``presc`` per body, as left by the preceding aba/hybrid kernel) and Tu[:, c] the
     torques of the prescribed ones, when B[:, c] drives the free joints from rest without
     gravity and the prescribed joints have zero acceleration. Other entries are set to 0.
+    ``active`` (nj + 1,) int64: the forward sweep computes the bodies with a nonzero entry only
+    (a set closed under parents, e.g. the constrained bodies' chains); the others' rows are 0.
 
     bh, acc, rr: (nj + 1, 6) work arrays (bias wrench B^_i, body acceleration, r_i).
     """
@@ -64,6 +66,11 @@ def articulated_columns(mi, dv, dm, presc, B, Y, Tu, bh, acc, rr):
                 se3_Ad_inv_T_add(dv[i, WR:WR + 9], dv[i, WP:WP + 3], beta, bh[p], 1.0)
         for i in range(1, nj + 1):                 # forward: accelerations from rest
             vi, nv = mi[i, VI], mi[i, NV]
+            if not active[i]:
+                for k in range(nv):
+                    Y[vi + k, c] = 0.0
+                    Tu[vi + k, c] = 0.0
+                continue
             S = dm[i, MS]
             se3_Ad_inv(dv[i, WR:WR + 9], dv[i, WP:WP + 3], acc[mi[i, P]], acc[i])
             if presc[i]:                           # qdd_u = 0: tau_u = S^T (I^ A_i + B^_i)

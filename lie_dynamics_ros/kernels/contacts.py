@@ -102,32 +102,61 @@ def _to_world_aligned(lwa, Toff, Tab, offsets, ncs, x):
 
 
 @njit(**JIT)
-def _columns(mi, dv, dm, presc, A, AT, Y, Tu, bh, acc, rr):
-    """Y = M^-1 A^T and G = A Y on the articulated inertias of the ABA that just ran."""
+def _columns(mi, dv, dm, presc, A, AT, Y, Tu, bh, acc, rr, active):
+    """G = A M^-1 A^T on the articulated inertias of the ABA that just ran: M^-1 A^T on the
+    ``active`` bodies only (the chains of the constrained bodies, where A has its columns)."""
     for r in range(A.shape[0]):
         for c in range(A.shape[1]):
             AT[c, r] = A[r, c]
-    articulated_columns(mi, dv, dm, presc, AT, Y, Tu, bh, acc, rr)
+    articulated_columns(mi, dv, dm, presc, AT, Y, Tu, bh, acc, rr, active)
     return A @ Y
+
+
+@njit(**JIT)
+def _add_response(mi, dv, dm, presc, A, Y, lam, bh, acc, rr, active, everywhere, out):
+    """out += M^-1 A^T lam on every body: Y lam when ``active`` covered them all, else one more
+    simplified ABA run."""
+    nv = A.shape[1]
+    full = True
+    for i in range(1, active.shape[0]):
+        full = full and active[i] != 0
+    if full:
+        for c in range(nv):
+            s = 0.0
+            for r in range(Y.shape[1]):
+                s += Y[c, r] * lam[r]
+            out[c] += s
+        return
+    b = np.zeros((nv, 1))
+    for c in range(nv):
+        s = 0.0
+        for r in range(A.shape[0]):
+            s += A[r, c] * lam[r]
+        b[c, 0] = s
+    y = np.empty((nv, 1))
+    tu = np.empty((nv, 1))
+    articulated_columns(mi, dv, dm, presc, b, y, tu, bh, acc, rr, everywhere)
+    for c in range(nv):
+        out[c] += y[c, 0]
 
 
 @njit(**JIT)
 def contact_forward(mi, mc, mI, dv, dm, q, v, tau, presc, failed, use_fext, rows, Xoff, Toff,
                     point, Psel, owner, lwa, offsets, ncs, ab, Jrel, brel, Tab, A, bias, AT, Y,
-                    Tu, bh, acc, rr, a_out, tau_out, lam):
+                    Tu, bh, acc, rr, active, everywhere, a_out, tau_out, lam):
     """(a_out, lam) of ``contact_dynamics`` without Baumgarte terms; status as the kernels."""
     st = aba(mi, mc, mI, dv, dm, q, v, tau, presc, a_out, tau_out, failed, True, use_fext)
     if st != OK:
         return st
     constraint_rows(mi, dv, dm, v, rows, Xoff, Toff, point, Psel, owner, True, ab, Jrel, brel,
                     Tab, A, bias)
-    G = _columns(mi, dv, dm, presc, A, AT, Y, Tu, bh, acc, rr)
+    G = _columns(mi, dv, dm, presc, A, AT, Y, Tu, bh, acc, rr, active)
     x = A @ a_out + bias
     if not _cholesky_solve(G, x):
         return RANK_DEFICIENT
     for r in range(x.shape[0]):
         lam[r] = -x[r]
-    a_out += Y @ lam
+    _add_response(mi, dv, dm, presc, A, Y, lam, bh, acc, rr, active, everywhere, a_out)
     _to_world_aligned(lwa, Toff, Tab, offsets, ncs, lam)
     return OK
 
@@ -135,7 +164,7 @@ def contact_forward(mi, mc, mI, dv, dm, q, v, tau, presc, failed, use_fext, rows
 @njit(**JIT)
 def contact_impulse(mi, mc, mI, dv, dm, q, v, zero, presc, failed, restitution, nk, rows, Xoff,
                     Toff, point, Psel, owner, lwa, offsets, ncs, ab, Jrel, brel, Tab, A, bias,
-                    AT, Y, Tu, bh, acc, rr, a_tmp, tau_tmp, v_out, lam):
+                    AT, Y, Tu, bh, acc, rr, active, everywhere, a_tmp, tau_tmp, v_out, lam):
     """(v_out, lam) of ``impulse_dynamics``: A v_out = -restitution A v on the first nk rows
     (the contacts), 0 on the others."""
     st = aba(mi, mc, mI, dv, dm, q, v, zero, presc, a_tmp, tau_tmp, failed, True, False)
@@ -143,7 +172,7 @@ def contact_impulse(mi, mc, mI, dv, dm, q, v, zero, presc, failed, restitution, 
         return st
     constraint_rows(mi, dv, dm, v, rows, Xoff, Toff, point, Psel, owner, False, ab, Jrel, brel,
                     Tab, A, bias)
-    G = _columns(mi, dv, dm, presc, A, AT, Y, Tu, bh, acc, rr)
+    G = _columns(mi, dv, dm, presc, A, AT, Y, Tu, bh, acc, rr, active)
     x = A @ v
     for r in range(x.shape[0]):
         x[r] = -x[r] * ((1.0 + restitution) if r < nk else 1.0)
@@ -151,7 +180,8 @@ def contact_impulse(mi, mc, mI, dv, dm, q, v, zero, presc, failed, restitution, 
         return RANK_DEFICIENT
     for r in range(x.shape[0]):
         lam[r] = x[r]
-    v_out[:] = v + Y @ lam
+    v_out[:] = v
+    _add_response(mi, dv, dm, presc, A, Y, lam, bh, acc, rr, active, everywhere, v_out)
     _to_world_aligned(lwa, Toff, Tab, offsets, ncs, lam)
     return OK
 
@@ -165,7 +195,7 @@ def work_sizes(nl, nc, nb, nv):
     """(float64 size, int64 size) of the work buffers of ``_unpack_work``."""
     nf = (nl * 72 + nl * 32 + nc * 6 + nb * 6 + nl * 6 * nv + nl * 6 + nl * 16 + nc * nv + nc
           + 3 * nv * nc + 3 * nb * 6 + nv)
-    return nf, NIH + 6 * nl + nc
+    return nf, NIH + 6 * nl + nc + 2 * nb
 
 
 @njit(inline="always", **JIT)
@@ -183,6 +213,10 @@ def _unpack_work(wf, wi, nb, nv):
     offsets = c_view(wi[o:], (nl,))
     o += nl
     ncs = c_view(wi[o:], (nl,))
+    o += nl
+    active = c_view(wi[o:], (nb,))
+    o += nb
+    everywhere = c_view(wi[o:], (nb,))
     f = 0
     Xoff = c_view(wf[f:], (nl, 2, 6, 6))
     f += nl * 72
@@ -215,8 +249,8 @@ def _unpack_work(wf, wi, nb, nv):
     rr = c_view(wf[f:], (nb, 6))
     f += nb * 6
     a_tmp = c_view(wf[f:], (nv,))
-    return (rows, point, owner, lwa, offsets, ncs, Xoff, Toff, Psel, ab, Jrel, brel, Tab, A,
-            bias, AT, Y, Tu, bh, acc, rr, a_tmp)
+    return (rows, point, owner, lwa, offsets, ncs, active, everywhere, Xoff, Toff, Psel, ab,
+            Jrel, brel, Tab, A, bias, AT, Y, Tu, bh, acc, rr, a_tmp)
 
 
 @njit(inline="always", **JIT)
@@ -237,14 +271,14 @@ def forward_entry(buf, wf, wi, q, v, tau, a, lam, use_fext):
             or v.shape[0] != nv or tau.shape[0] != nv or a.shape[0] != nv \
             or lam.shape[0] != wi[I_NC]:
         return BAD_SIZE
-    (rows, point, owner, lwa, offsets, ncs, Xoff, Toff, Psel, ab, Jrel, brel, Tab, A, bias, AT,
-     Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
+    (rows, point, owner, lwa, offsets, ncs, active, everywhere, Xoff, Toff, Psel, ab, Jrel, brel,
+     Tab, A, bias, AT, Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
     presc = c_view(buf[h[H_PRESC]:].view(np.bool_), (nb,))
     failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
     return contact_forward(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), presc, failed,
                            use_fext, rows, Xoff, Toff, point, Psel, owner, lwa, offsets, ncs, ab,
-                           Jrel, brel, Tab, A, bias, AT, Y, Tu, bh, acc, rr, bare(a),
-                           c_view(buf[h[H_TAU]:], (nv,)), bare(lam))
+                           Jrel, brel, Tab, A, bias, AT, Y, Tu, bh, acc, rr, active, everywhere,
+                           bare(a), c_view(buf[h[H_TAU]:], (nv,)), bare(lam))
 
 
 @njit(**JIT)
@@ -255,15 +289,16 @@ def impulse_entry(buf, wf, wi, q, v, v_out, lam, restitution):
     if not ok or not _sizes_ok(h, wf, wi, nb, nv) or q.shape[0] != h[H_NQ] \
             or v.shape[0] != nv or v_out.shape[0] != nv or lam.shape[0] != wi[I_NC]:
         return BAD_SIZE
-    (rows, point, owner, lwa, offsets, ncs, Xoff, Toff, Psel, ab, Jrel, brel, Tab, A, bias, AT,
-     Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
+    (rows, point, owner, lwa, offsets, ncs, active, everywhere, Xoff, Toff, Psel, ab, Jrel, brel,
+     Tab, A, bias, AT, Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
     presc = c_view(buf[h[H_PRESC]:].view(np.bool_), (nb,))
     failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
     zero = np.zeros(nv)
     return contact_impulse(mi, mc, mI, dv, dm, bare(q), bare(v), zero, presc, failed,
                            restitution, wi[I_NK], rows, Xoff, Toff, point, Psel, owner, lwa,
                            offsets, ncs, ab, Jrel, brel, Tab, A, bias, AT, Y, Tu, bh, acc, rr,
-                           a_tmp, c_view(buf[h[H_TAU]:], (nv,)), bare(v_out), bare(lam))
+                           active, everywhere, a_tmp, c_view(buf[h[H_TAU]:], (nv,)), bare(v_out),
+                           bare(lam))
 
 
 @njit(**JIT)
@@ -275,8 +310,8 @@ def jacobian_entry(buf, wf, wi, q, J):
     if not ok or not _sizes_ok(h, wf, wi, nb, nv) or q.shape[0] != h[H_NQ] \
             or J.shape[1] != nv or J.shape[0] != wi[I_NK]:
         return BAD_SIZE
-    (rows, point, owner, lwa, offsets, ncs, Xoff, Toff, Psel, ab, Jrel, brel, Tab, A, bias, AT,
-     Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
+    (rows, point, owner, lwa, offsets, ncs, active, everywhere, Xoff, Toff, Psel, ab, Jrel, brel,
+     Tab, A, bias, AT, Y, Tu, bh, acc, rr, a_tmp) = _unpack_work(wf, wi, nb, nv)
     zero = np.zeros(nv)
     st = joint_kinematics(mi, mc, dv, dm, bare(q), zero)
     if st != OK:
