@@ -118,54 +118,55 @@ def closure_terms(dv, Jb, Jd, v, rows, Xoff, Toff, point, with_bias, Jrel, brel,
     nv = Jb.shape[2]
     J = np.empty((2, 6, nv))
     d = np.zeros((2, 6))
+    sc6, sc4 = np.empty((9, 6)), np.empty((3, 4, 4))
     for l in range(rows.shape[0]):
         for s in range(2):
             J[s] = Xoff[l, s] @ Jb[rows[l, s]]
             if with_bias:
                 d[s] = Xoff[l, s] @ (Jd[rows[l, s]] @ v)
-        _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Tab)
+        _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Tab, sc6, sc4)
     return OK
 
 
 @njit(**JIT)
-def _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Tab):
+def _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Tab, sc6, sc4):
     """Closure l's Jrel, brel, Tab from its sides' Jacobians J[s] and biases d[s] (in F_a, F_b).
-    Written out in scalars: this runs per closure on every contact-dynamics call."""
-    Rs = np.empty((2, 3, 3))
-    ps = np.empty((2, 3))
+    Written out in scalars on the scratch sc6 (9, 6) and sc4 (3, 4, 4): this runs per closure
+    on every contact-dynamics call, where allocations would cost more than the arithmetic."""
     for s in range(2):                             # world pose of F_s = body pose * Toff
         r = rows[l, s]
         for i in range(3):
             for j in range(3):
-                Rs[s, i, j] = (dv[r, OR + 3 * i] * Toff[l, s, 0, j]
-                               + dv[r, OR + 3 * i + 1] * Toff[l, s, 1, j]
-                               + dv[r, OR + 3 * i + 2] * Toff[l, s, 2, j])
-            ps[s, i] = (dv[r, OP + i] + dv[r, OR + 3 * i] * Toff[l, s, 0, 3]
-                        + dv[r, OR + 3 * i + 1] * Toff[l, s, 1, 3]
-                        + dv[r, OR + 3 * i + 2] * Toff[l, s, 2, 3])
-    # T_ba = T_b^-1 T_a: R = Rb^T Ra, p = Rb^T (pa - pb); T_ab = its inverse
-    R = np.empty((3, 3))
-    p = np.empty(3)
+                sc4[s, i, j] = (dv[r, OR + 3 * i] * Toff[l, s, 0, j]
+                                + dv[r, OR + 3 * i + 1] * Toff[l, s, 1, j]
+                                + dv[r, OR + 3 * i + 2] * Toff[l, s, 2, j])
+            sc4[s, i, 3] = (dv[r, OP + i] + dv[r, OR + 3 * i] * Toff[l, s, 0, 3]
+                            + dv[r, OR + 3 * i + 1] * Toff[l, s, 1, 3]
+                            + dv[r, OR + 3 * i + 2] * Toff[l, s, 2, 3])
+    # T_ba = T_b^-1 T_a: R = Rb^T Ra, p = Rb^T (pa - pb) in sc4[2]; T_ab = its inverse
+    Ta, Tb, Tba = sc4[0], sc4[1], sc4[2]
     for i in range(3):
         for j in range(3):
-            R[i, j] = Rs[1, 0, i] * Rs[0, 0, j] + Rs[1, 1, i] * Rs[0, 1, j] + Rs[1, 2, i] * Rs[0, 2, j]
-        p[i] = (Rs[1, 0, i] * (ps[0, 0] - ps[1, 0]) + Rs[1, 1, i] * (ps[0, 1] - ps[1, 1])
-                + Rs[1, 2, i] * (ps[0, 2] - ps[1, 2]))
+            Tba[i, j] = Tb[0, i] * Ta[0, j] + Tb[1, i] * Ta[1, j] + Tb[2, i] * Ta[2, j]
+        Tba[i, 3] = (Tb[0, i] * (Ta[0, 3] - Tb[0, 3]) + Tb[1, i] * (Ta[1, 3] - Tb[1, 3])
+                     + Tb[2, i] * (Ta[2, 3] - Tb[2, 3]))
     for i in range(3):
         for j in range(3):
-            Tab[l, i, j] = R[j, i]
-        Tab[l, i, 3] = -(R[0, i] * p[0] + R[1, i] * p[1] + R[2, i] * p[2])
+            Tab[l, i, j] = Tba[j, i]
+        Tab[l, i, 3] = -(Tba[0, i] * Tba[0, 3] + Tba[1, i] * Tba[1, 3] + Tba[2, i] * Tba[2, 3])
         Tab[l, 3, i] = 0.0
     Tab[l, 3, 3] = 1.0
     # Ad_{T_ba} in Kim's order: [[R, 0], [p^ R, R]]
-    X = np.zeros((6, 6))
+    X = sc6[:6]
+    p0, p1, p2 = Tba[0, 3], Tba[1, 3], Tba[2, 3]
     for j in range(3):
         for i in range(3):
-            X[i, j] = R[i, j]
-            X[3 + i, 3 + j] = R[i, j]
-        X[3, j] = p[1] * R[2, j] - p[2] * R[1, j]
-        X[4, j] = p[2] * R[0, j] - p[0] * R[2, j]
-        X[5, j] = p[0] * R[1, j] - p[1] * R[0, j]
+            X[i, j] = Tba[i, j]
+            X[3 + i, 3 + j] = Tba[i, j]
+            X[i, 3 + j] = 0.0
+        X[3, j] = p1 * Tba[2, j] - p2 * Tba[1, j]
+        X[4, j] = p2 * Tba[0, j] - p0 * Tba[2, j]
+        X[5, j] = p0 * Tba[1, j] - p1 * Tba[0, j]
     nv = J.shape[2]
     anchored = rows[l, 0] == 0                     # F_a in the world: J_a = 0, bias 0
     for c in range(nv):
@@ -176,17 +177,19 @@ def _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Ta
                     t -= X[i, k] * J[0, k, c]
             Jrel[l, i, c] = t
     if with_bias:
-        Vb = np.zeros(6)
-        Vr = np.zeros(6)
+        Vb, Vr, b = sc6[6], sc6[7], sc6[8]
         for i in range(6):
+            sb = 0.0
+            sr = 0.0
             for c in range(nv):
-                Vb[i] += J[1, i, c] * v[c]
-                Vr[i] += Jrel[l, i, c] * v[c]
-        b = np.empty(6)
+                sb += J[1, i, c] * v[c]
+                sr += Jrel[l, i, c] * v[c]
+            Vb[i], Vr[i] = sb, sr
         for i in range(6):
             t = d[1, i]
-            for k in range(6):
-                t -= X[i, k] * d[0, k]
+            if not anchored:
+                for k in range(6):
+                    t -= X[i, k] * d[0, k]
             b[i] = t
         w0, w1, w2, u0, u1, u2 = Vr[0], Vr[1], Vr[2], Vr[3], Vr[4], Vr[5]
         b[0] += w1 * Vb[2] - w2 * Vb[1]            # ad(Vr) Vb = (w x wb, w x ub + u x wb)
@@ -216,19 +219,17 @@ def bias_accelerations(mi, dv, ab):
 
 
 @njit(**JIT)
-def chain_jacobian(mi, dv, dm, r, X, out):
+def chain_jacobian(mi, dv, dm, r, X, out, sc):
     """out (6, nv) = X J_r: body r's Jacobian (Kim's order) through its ancestors only,
-    column block of joint k = Ad_{T_rk} S_k from the world poses; X a 6x6 applied after."""
+    column block of joint k = Ad_{T_rk} S_k from the world poses; X a 6x6 applied after;
+    sc: (4, 6) scratch."""
     out[:, :] = 0.0
     if r == 0:
         return
     Rr = dv[r, OR:OR + 9]
     pr = dv[r, OP:OP + 3]
-    col = np.empty(6)
-    R = np.empty((3, 3))
-    p = np.empty(3)
-    w = np.empty(3)
-    u = np.empty(3)
+    col, w, u, p = sc[0], sc[1, :3], sc[2, :3], sc[3, :3]
+    R = sc[1:4, 3:6]
     k = r
     while k > 0:
         Rk, pk = dv[k, OR:OR + 9], dv[k, OP:OP + 3]
@@ -262,14 +263,15 @@ def chain_terms(mi, dv, dm, v, rows, Xoff, Toff, point, with_bias, ab, Jrel, bre
     nv = v.shape[0]
     J = np.empty((2, 6, nv))
     d = np.zeros((2, 6))
+    sc, sc6, sc4 = np.empty((4, 6)), np.empty((9, 6)), np.empty((3, 4, 4))
     for l in range(rows.shape[0]):
         for s in range(2):
-            chain_jacobian(mi, dv, dm, rows[l, s], Xoff[l, s], J[s])
+            chain_jacobian(mi, dv, dm, rows[l, s], Xoff[l, s], J[s], sc)
             if with_bias:
                 for i in range(6):
                     t = 0.0
                     for k in range(6):
                         t += Xoff[l, s, i, k] * ab[rows[l, s], k]
                     d[s, i] = t
-        _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Tab)
+        _relative_terms(l, dv, v, rows, Toff, point, with_bias, J, d, Jrel, brel, Tab, sc6, sc4)
     return OK
