@@ -29,7 +29,7 @@ from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian,
                                     mass_matrix_inverse)
 from .algorithms import batch_soa
 from .algorithms.configuration import neutral_configuration
-from .algorithms.contacts import contact_dynamics, impulse_dynamics
+from .algorithms.contacts import contact_dynamics, contact_jacobian, impulse_dynamics
 from .algorithms.derivatives import (forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
 from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
@@ -181,6 +181,7 @@ def warm_up_contacts(model):
     contacts = [RigidContact(model, model.body_names[-1], "6d")]
     contact_dynamics(model, q, z, z, contacts)
     impulse_dynamics(model, q, z, contacts)
+    contact_jacobian(model, q, contacts)
 
 
 #: (what, function of a model): the groups ``ldr_precompile`` compiles, in order
