@@ -32,6 +32,10 @@ from .algorithms.constrained import (constraint_residual, constraint_jacobian, c
                                      constrained_inverse_dynamics, constrained_hybrid_dynamics,
                                      project, complete_motion)
 from .integrators.constrained import simulate_constrained, make_constrained_stepper
+# rigid contacts on any model, floating base included (docs/contacts.md)
+from .model.contacts import RigidContact
+from .algorithms.contacts import (contact_dynamics, impulse_dynamics, contact_jacobian,
+                                  place_contacts)
 # analytic derivatives (Kim 2012, section 4) and configuration-space geometry (Park et al. 1995)
 from .algorithms.derivatives import (inverse_dynamics_derivatives, forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives,
@@ -75,6 +79,7 @@ __all__ = [
     "constraint_jacobian", "constraint_bias", "assemble", "constrained_forward_dynamics",
     "constrained_inverse_dynamics", "constrained_hybrid_dynamics", "project",
     "simulate_constrained", "make_constrained_stepper", "complete_motion",
+    "RigidContact", "contact_dynamics", "impulse_dynamics", "contact_jacobian", "place_contacts",
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "hybrid_dynamics_derivatives",
     "inverse_dynamics_parameter_derivatives", "mass_matrix_configuration_derivatives",
     "christoffel_symbols", "excitation_trajectory", "GeodesicError",

@@ -29,6 +29,7 @@ from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian,
                                     mass_matrix_inverse)
 from .algorithms import batch_soa
 from .algorithms.configuration import neutral_configuration
+from .algorithms.contacts import contact_dynamics, contact_jacobian, impulse_dynamics
 from .algorithms.derivatives import (forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
 from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
@@ -41,6 +42,7 @@ from .algorithms.frames import (kinematics, frame_pose, frame_jacobian, frame_ve
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
 from .integrators.simulate import make_stepper, rollout, simulate
 from . import compile_notice
+from .model.contacts import RigidContact
 from .model.loading import load_urdf
 from .resources import bundled_urdf
 
@@ -54,7 +56,8 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.soa_aba", "lie_dynamics_ros.kernels.soa_crba",
                   "lie_dynamics_ros.algorithms.regressor",
                   "lie_dynamics_ros.control.controllers",
-                  "lie_dynamics_ros.kernels.centroidal", "lie_dynamics_ros.kernels.frames")
+                  "lie_dynamics_ros.kernels.centroidal", "lie_dynamics_ros.kernels.frames",
+                  "lie_dynamics_ros.kernels.contacts")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
@@ -182,6 +185,18 @@ def warm_up_centroidal(model):
     mass_matrix_inverse(model, q)
 
 
+def warm_up_contacts(model):
+    """Contact and impulse dynamics with a weld on the last body (one compiled kernel each,
+    whatever the robot or the contact set); models with mimic joints take no contacts."""
+    if model.has_mimic:
+        return
+    q, z = _state(model)
+    contacts = [RigidContact(model, model.body_names[-1], "6d")]
+    contact_dynamics(model, q, z, z, contacts)
+    impulse_dynamics(model, q, z, contacts)
+    contact_jacobian(model, q, contacts)
+
+
 #: (what, function of a model): the groups ``ldr_precompile`` compiles, in order
 GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator steps",
            lambda m: warm_up(m, integrators=("semi_implicit", "rkmk4"))),
@@ -190,7 +205,8 @@ GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator s
           ("simulate and rollout", warm_up_simulate),
           ("derivatives", warm_up_derivatives),
           ("batched calls", warm_up_batches),
-          ("centroidal quantities and M^-1", warm_up_centroidal))
+          ("centroidal quantities and M^-1", warm_up_centroidal),
+          ("contact and impulse dynamics", warm_up_contacts))
 
 
 def run_groups(models, stream, groups=None):

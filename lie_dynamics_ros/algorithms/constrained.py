@@ -36,10 +36,11 @@ RANK_RTOL = 1e-9
 
 
 # -- closure terms from one kinematics run on a Data -------------------------------------
-def _terms(model, d, q, v=None):
+def _terms(model, d, q, v=None, t=None):
     """(tables, Jrel (nl, 6, nv), brel (nl, 6) or None, Tab (nl, 4, 4)), Kim's order: one
-    kernel run fills every body's pose, J_i and Jd_i, then ``closure_terms`` reads them."""
-    t = loop_tables(model)
+    kernel run fills every body's pose, J_i and Jd_i, then ``closure_terms`` reads them.
+    ``t``: LoopTables (default: the model's closures; model/contacts.py adds world anchors)."""
+    t = loop_tables(model) if t is None else t
     vv = d.zero_v if v is None else v
     kin = prepare(model, d, q, vv) if model.has_general else True
     check(model, K.jacobian_kinematics(model.mi, model.mc, model.mI, d.dv, d.dm, q, vv,
@@ -47,12 +48,13 @@ def _terms(model, d, q, v=None):
     K.world_poses(model.mi, d.dv)
     nl = len(t.loops)
     Jrel, brel, Tab = np.empty((nl, 6, model.nv)), np.empty((nl, 6)), np.empty((nl, 4, 4))
-    KC.closure_terms(d.dv, d.Jb, d.Jd, vv, t.rows, t.Xoff, t.Toff, v is not None, Jrel, brel,
-                     Tab)
+    KC.closure_terms(d.dv, d.Jb, d.Jd, vv, t.rows, t.Xoff, t.Toff, t.point, v is not None, Jrel,
+                     brel, Tab)
     return t, Jrel, (brel if v is not None else None), Tab
 
 
-def _residual_block(lp, T_ab):
+def residual_block(lp, T_ab):
+    """The residual rows of closure ``lp`` at the relative pose T_ab (constraint_residual)."""
     R, p = T_ab[:3, :3], T_ab[:3, 3]
     e_p = R.T @ p                                  # F_b's origin seen from F_a, in F_b
     k = lp.kind
@@ -93,36 +95,44 @@ def constraint_residual(model, q, data=None):
     must vanish (2); for ``prismatic`` the offsets across the axis (2, in F_a) and log R_ab (3).
     Near the assembly the derivative of each row equals the matching row of A.
     """
-    t, _, _, Tab = _terms(model, data_for(model, data), _q(model, q))
+    return closure_residual(model, data_for(model, data), _q(model, q))
+
+
+def closure_residual(model, d, q, tables=None):
+    """``constraint_residual`` on Data ``d`` for the closures of ``tables`` (default: the
+    model's)."""
+    t, _, _, Tab = _terms(model, d, q, None, tables)
     out = np.empty(t.nc)
     for lp, T, o in zip(t.loops, Tab, t.offsets):
-        out[o:o + lp.nc] = _residual_block(lp, T)
+        out[o:o + lp.nc] = residual_block(lp, T)
     return out
 
 
-def _jacobian_and_bias(model, d, q, v=None):
-    t, Jrel, brel, _ = _terms(model, d, q, v)
+def jacobian_and_bias(model, d, q, v=None, tables=None):
+    """(A, Adot v or None) on Data ``d`` for the closures of ``tables`` (default: the
+    model's), and the poses T_ab (nl, 4, 4) of F_b relative to F_a."""
+    t, Jrel, brel, Tab = _terms(model, d, q, v, tables)
     A = np.empty((t.nc, model.nv))
     bias = None if v is None else np.empty(t.nc)
     for lp, P, o, J, i in zip(t.loops, t.P_seeds, t.offsets, Jrel, range(len(t.loops))):
         A[o:o + lp.nc] = P @ J
         if v is not None:
             bias[o:o + lp.nc] = P @ brel[i]
-    return A, bias
+    return A, bias, Tab
 
 
 def constraint_jacobian(model, q, data=None):
     """A (nc, nv): A v is the selected relative twist of F_b w.r.t. F_a, in F_b."""
-    return _jacobian_and_bias(model, data_for(model, data), _q(model, q))[0]
+    return jacobian_and_bias(model, data_for(model, data), _q(model, q))[0]
 
 
 def constraint_bias(model, q, v, data=None):
     """Adot v (nc,): A qdd + Adot v is the selected relative acceleration of the closure."""
-    return _jacobian_and_bias(model, data_for(model, data), _q(model, q), _v(model, v))[1]
+    return jacobian_and_bias(model, data_for(model, data), _q(model, q), _v(model, v))[1]
 
 
 def _null_space(M):
-    """Orthonormal basis (columns) of the null space of M, by SVD (same rank rule as _reduce)."""
+    """Orthonormal basis (columns) of the null space of M, by SVD (same rank rule as reduce_rows)."""
     if M.shape[1] == 0:
         return np.zeros((0, 0))
     _, s, Vt = np.linalg.svd(M, full_matrices=True)
@@ -131,7 +141,7 @@ def _null_space(M):
 
 
 # -- rank reduction and M^-1 A^T ------------------------------------------------------------
-def _reduce(A):
+def reduce_rows(A):
     """(U_r, Abar = U_r^T A) with full row rank; U_r (nc, r)."""
     if A.shape[0] == 0:
         return np.zeros((0, 0)), A
@@ -140,13 +150,14 @@ def _reduce(A):
     return U[:, :r], s[:r, None] * Vt[:r]
 
 
-def _columns_run(model, d, B):
+def articulated_columns(model, d, B):
     """(Y, Tu) of ``kernels.constraints.articulated_columns`` for B (nv, k), on the
     articulated inertias that the last aba/hybrid call left in ``d`` (same q)."""
     w = d.extra.get("loops")
     if w is None:
         nb = model.njoints + 1
-        w = d.extra["loops"] = (np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6)))
+        w = d.extra["loops"] = (np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6)),
+                                np.ones(nb, dtype=np.int64))
     B = np.ascontiguousarray(B)
     Y, Tu = np.empty_like(B), np.empty_like(B)
     KC.articulated_columns(model.mi, d.dv, d.dm, d.prescribed_body, B, Y, Tu, *w)
@@ -170,15 +181,20 @@ def constrained_forward_dynamics(model, q, v, tau, f_ext=None, baumgarte=None, d
     """
     q, v, tau = _q(model, q), _v(model, v), _v(model, tau, "tau")
     d = data_for(model, data)
-    A, bias = _jacobian_and_bias(model, d, q, v)
+    A, bias, _ = jacobian_and_bias(model, d, q, v)
     extra = _baumgarte_rhs(model, d, q, v, A, baumgarte)
+    return solve_forward(model, d, q, v, tau, f_ext, A, bias + extra)
+
+
+def solve_forward(model, d, q, v, tau, f_ext, A, rhs_c):
+    """(qdd, lam) with A qdd + rhs_c = 0, Kim (67)-(69), on Data ``d`` (A from the same q)."""
     a_r = forward_dynamics(model, q, v, tau, f_ext, data=d)
-    U, Ab = _reduce(A)
+    U, Ab = reduce_rows(A)
     if Ab.shape[0] == 0:
         return a_r, np.zeros(A.shape[0])
-    Y = _columns_run(model, d, Ab.T)[0]              # M^-1 Abar^T (right after the ABA)
+    Y = articulated_columns(model, d, Ab.T)[0]              # M^-1 Abar^T (right after the ABA)
     G = Ab @ Y
-    rhs = Ab @ a_r + U.T @ (bias + extra)
+    rhs = Ab @ a_r + U.T @ rhs_c
     lam_bar = -np.linalg.solve(G, rhs)
     return a_r + Y @ lam_bar, U @ lam_bar
 
@@ -215,7 +231,7 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, f_ext=None, data=None
     ip = np.setdiff1d(np.arange(model.nv), ia)
     d = data_for(model, data)
     tau_r = inverse_dynamics(model, q, v, a, f_ext, data=d)
-    U, Ab = _reduce(_jacobian_and_bias(model, d, q)[0])
+    U, Ab = reduce_rows(jacobian_and_bias(model, d, q)[0])
     Aa, Ap = Ab[:, ia], Ab[:, ip]
     lam0 = np.linalg.lstsq(Ap.T, tau_r[ip], rcond=None)[0] if Ab.shape[0] else np.zeros(0)
     miss = Ap.T @ lam0 - tau_r[ip]
@@ -259,14 +275,14 @@ def constrained_hybrid_dynamics(model, q, v, a, tau, prescribed, f_ext=None, dat
     if mask.shape != (model.nv,):
         raise InputError(f"prescribed must be a boolean mask of shape ({model.nv},)")
     d = data_for(model, data)
-    A, bias = _jacobian_and_bias(model, d, q, v)
+    A, bias, _ = jacobian_and_bias(model, d, q, v)
     a_r, tau_r = hybrid_dynamics(model, q, v, a, tau, mask, f_ext, data=d)
-    U, Ab = _reduce(A)
+    U, Ab = reduce_rows(A)
     if Ab.shape[0] == 0:
         return a_r, tau_r, np.zeros(A.shape[0])
     iu, iv = np.flatnonzero(mask), np.flatnonzero(~mask)
     # simplified hybrid runs (qdd_u = 0, tau_v = Abar_v,i^T) on the hybrid call's inertias
-    Y, T = _columns_run(model, d, np.where(mask[:, None], 0.0, Ab.T))
+    Y, T = articulated_columns(model, d, np.where(mask[:, None], 0.0, Ab.T))
     Yv, Tu = Y[iv], T[iu]                            # M_vv^-1 Abar_v^T, M_uv M_vv^-1 Abar_v^T
     Av, Au = Ab[:, iv], Ab[:, iu]
     G = Av @ Yv
@@ -299,26 +315,31 @@ def assemble(model, q_guess, locked=None, tol=1e-12, max_iter=50, info=False, da
     max |residual| <= ``tol``; raises InputError naming the worst closure when no assembly is
     reachable. ``info=True`` returns ``(q, {"iterations", "residual"})``.
     """
-    t = loop_tables(model)
     d = data_for(model, data)
+    q, it, err = assemble_on(model, d, q_guess, loop_tables(model), locked, tol, max_iter)
+    return (q, {"iterations": it, "residual": err}) if info else q
+
+
+def assemble_on(model, d, q_guess, t, locked=None, tol=1e-12, max_iter=50):
+    """``assemble`` for the closures of tables ``t`` on Data ``d``: (q, iterations, error)."""
     q = _q(model, q_guess).copy()
     free = np.ones(model.nv, dtype=bool)
     if locked:
         free[_columns(model, locked, "locked")] = False
-    r = constraint_residual(model, q, data=d)
+    r = closure_residual(model, d, q, t)
     err = float(np.max(np.abs(r)))
     for it in range(max_iter + 1):
         if err <= tol:
-            return (q, {"iterations": it, "residual": err}) if info else q
+            return q, it, err
         if it == max_iter:
             break
-        A = _jacobian_and_bias(model, d, q)[0]
+        A = jacobian_and_bias(model, d, q, None, t)[0]
         dq = np.zeros(model.nv)
         dq[free] = np.linalg.lstsq(A[:, free], -r, rcond=1e-12)[0]
         step, nrm = 1.0, np.linalg.norm(r)
         while step > 1e-6:
             q1 = integrate(model, q, step * dq)
-            r1 = constraint_residual(model, q1, data=d)
+            r1 = closure_residual(model, d, q1, t)
             if np.linalg.norm(r1) < nrm * (1.0 - 1e-4 * step) or np.max(np.abs(r1)) <= tol:
                 break
             step *= 0.5
@@ -338,13 +359,17 @@ def project(model, q, v, tol=1e-12, max_iter=10, data=None):
     """(q, v) on the constraint manifold: q by ``assemble`` from q, then v by the M-orthogonal
     projection v - M^-1 Abar^T (Abar M^-1 Abar^T)^-1 Abar v (removes only constraint-violating
     kinetic energy)."""
-    d = data_for(model, data)
-    q = assemble(model, q, tol=tol, max_iter=max_iter, data=d)
+    return project_on(model, data_for(model, data), q, v, loop_tables(model), tol, max_iter)
+
+
+def project_on(model, d, q, v, t, tol=1e-12, max_iter=10):
+    """``project`` for the closures of tables ``t`` on Data ``d``."""
+    q = assemble_on(model, d, q, t, None, tol, max_iter)[0]
     v = _v(model, v)
-    U, Ab = _reduce(_jacobian_and_bias(model, d, q)[0])
+    U, Ab = reduce_rows(jacobian_and_bias(model, d, q, None, t)[0])
     if Ab.shape[0]:
         forward_dynamics(model, q, d.zero_v, d.zero_v, data=d)      # articulated inertias at q
-        Y = _columns_run(model, d, Ab.T)[0]
+        Y = articulated_columns(model, d, Ab.T)[0]
         v = v - Y @ np.linalg.solve(Ab @ Y, Ab @ v)
     return q, v
 
@@ -361,12 +386,12 @@ def complete_motion(model, q, v, a, known, data=None):
     v, a = _v(model, v).copy(), _v(model, a, "a").copy()
     ik = _columns(model, known, "known")
     ip = np.setdiff1d(np.arange(model.nv), ik)
-    A = _jacobian_and_bias(model, d, q)[0]
+    A = jacobian_and_bias(model, d, q)[0]
     Ap = A[:, ip]
     if ip.size and np.linalg.matrix_rank(Ap, tol=RANK_RTOL * max(1.0, np.abs(A).max())) < ip.size:
         raise InputError(f"joints {list(known)} do not determine the others: the closures leave "
                          f"{ip.size - np.linalg.matrix_rank(Ap)} passive direction(s) free")
     v[ip] = np.linalg.lstsq(Ap, -A[:, ik] @ v[ik], rcond=None)[0]
-    b = _jacobian_and_bias(model, d, q, v)[1]
+    b = jacobian_and_bias(model, d, q, v)[1]
     a[ip] = np.linalg.lstsq(Ap, -A[:, ik] @ a[ik] - b, rcond=None)[0]
     return q, v, a

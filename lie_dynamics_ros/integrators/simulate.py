@@ -126,7 +126,7 @@ def _dynamics(model, tau, prescribed, a_prescribed):
 
 def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=None, atol=None,
              prescribed=None, a_prescribed=None, t0=0.0, max_steps=10_000_000, callback=None,
-             joint_friction=True):
+             joint_friction=True, contacts=None):
     """Integrate the forward (or hybrid) dynamics of ``model`` from (q0, v0) for ``duration``.
 
     Parameters
@@ -149,8 +149,12 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
         effect on a model without them). Implicit and first order in those terms (see
         ``integrators/passive.py``); fixed-step methods only.
 
-    A model with loop closures (``model.nc > 0``) runs ``ldr.simulate_constrained``: projection
-    onto the constraint manifold after every step (docs/loops.md).
+    contacts : optional ldr.RigidContact list holding frames in the world (docs/contacts.md);
+        a contact without a placement is held where its frame is at q0.
+
+    A model with loop closures (``model.nc > 0``) or ``contacts`` runs
+    ``ldr.simulate_constrained``: projection onto the constraint manifold after every step
+    (docs/loops.md).
 
     Returns
     -------
@@ -160,17 +164,19 @@ def simulate(model, q0, v0, duration, dt=None, method="rkmk4", tau=None, rtol=No
     q0, v0, duration, dt, t0, max_steps, tau, a_prescribed = check_run(
         q0, v0, duration, dt, t0, max_steps, tau, a_prescribed, callback, rtol, atol)
     passive = joint_friction and has_passive(model)
-    if passive and (getattr(model, "nc", 0) or name_of(method) in SIMULATE_ADAPTIVE_METHODS):
+    if passive and (getattr(model, "nc", 0) or contacts is not None
+                    or name_of(method) in SIMULATE_ADAPTIVE_METHODS):
         raise InputError("joint damping and friction are applied by the fixed-step methods on "
                          "models without loop closures; pass joint_friction=False to run "
                          f"{name_of(method)!r} without them")
-    if getattr(model, "nc", 0):
+    if getattr(model, "nc", 0) or contacts is not None:
         # closed loops: constrained forward dynamics with projection after every step
         if prescribed is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
-            raise InputError("a model with loop closures takes a fixed-step method and no "
-                             "prescribed joints here (ldr.simulate_constrained, docs/loops.md)")
+            raise InputError("a model with loop closures or contacts takes a fixed-step method "
+                             "and no prescribed joints here (ldr.simulate_constrained, "
+                             "docs/loops.md)")
         return simulate_constrained(model, q0, v0, duration, dt, method, tau,
-                                    callback=callback)
+                                    callback=callback, contacts=contacts)
     if _rows_of_states(q0, model.nq) or _rows_of_states(v0, model.nv):
         if callback is not None or name_of(method) in SIMULATE_ADAPTIVE_METHODS:
             raise InputError("batched initial states take a fixed-step method and no callback")

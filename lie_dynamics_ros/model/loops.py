@@ -287,6 +287,8 @@ class LoopTables:
     Toff: np.ndarray      # (nl, 2, 4, 4) F_a, F_b in their body frames
     Xoff: np.ndarray      # (nl, 2, 6, 6) Ad_{Toff^-1}
     P_seeds: tuple        # (nc_i, 6) selections acting on (angular, linear) vectors
+    point: np.ndarray     # (nl,) int64: 1 = the bias is the classical acceleration of F_b's
+    #                       origin (a point contact on the world anchor, model/contacts.py)
 
 
 def _read_only(a):
@@ -316,15 +318,25 @@ def loop_tables_for(model, loops):
         # forward dynamics of mimic models goes through M, not the articulated inertias
         raise InputError("loop closures on a model with mimic joints are not supported")
 
-    def side(link, T):
-        row, T_link = model.frame(link)
-        return LoopSide(link, int(row), _read_only(T_link @ T))
-    sides = tuple((side(lp.link_a, lp.T_a), side(lp.link_b, lp.T_b)) for lp in loops)
+    sides = tuple((loop_side(model, lp.link_a, lp.T_a), loop_side(model, lp.link_b, lp.T_b))
+                  for lp in loops)
     for lp, (a, b) in zip(loops, sides):
         if a.row == b.row:
             raise InputError(f"loop closure {lp.name!r}: {lp.link_a!r} and {lp.link_b!r} are "
                              "rigidly attached to each other (fixed joints), nothing can move "
                              "between them")
+    return tables_from_sides(loops, sides, np.zeros(len(loops), dtype=np.int64))
+
+
+def loop_side(model, link, T):
+    """The LoopSide of frame ``T`` (4x4, in the frame of ``link``) on ``model``."""
+    row, T_link = model.frame(link)
+    return LoopSide(link, int(row), _read_only(T_link @ T))
+
+
+def tables_from_sides(loops, sides, point):
+    """LoopTables of closures whose sides are resolved (a side on body row 0 is anchored in the
+    world at its T); ``point`` as LoopTables.point."""
     P = tuple(_read_only(selection(lp)) for lp in loops)
     offsets, n = [], 0
     for lp in loops:
@@ -337,7 +349,8 @@ def loop_tables_for(model, loops):
                                        dtype=float).reshape(nl, 2, 6, 6))
     P_seeds = tuple(_read_only(np.ascontiguousarray(to_internal(Pi))) for Pi in P)
     return LoopTables(loops, sides, P, tuple(offsets), n, _read_only(rows), _read_only(Toff),
-                      _read_only(np.ascontiguousarray(Xoff)), P_seeds)
+                      _read_only(np.ascontiguousarray(Xoff)), P_seeds,
+                      _read_only(np.ascontiguousarray(point, dtype=np.int64)))
 
 
 def loop_tables(model):
