@@ -8,35 +8,23 @@ feet gives tau (zero on the base), and contact dynamics with tau gives a = 0 and
 
     python examples/pinocchio_static_contact_dynamics.py [path/to/solo12.urdf]
 """
-import glob
 import os
 import sys
-import sysconfig
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # checkout
 
 import lie_dynamics_ros as ldr  # noqa: E402
+from examples._robot_data import robot_path  # noqa: E402
 
 FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
 #: standing with bent knees: base 0.235 m up, legs (HAA, HFE, KFE) = (0, +-0.8, -+1.6)
 Q0 = np.array([0, 0, 0.235, 0, 0, 0, 1] + [0, 0.8, -1.6, 0, -0.8, 1.6] * 2, dtype=float)
 
 
-def solo12_urdf():
-    """solo12.urdf of example-robot-data (installed with Pinocchio's wheels, under cmeel)."""
-    for key in ("purelib", "platlib"):
-        hits = glob.glob(os.path.join(sysconfig.get_paths()[key], "cmeel.prefix", "share",
-                                      "example-robot-data", "robots", "solo_description",
-                                      "robots", "solo12.urdf"))
-        if hits:
-            return hits[0]
-    raise FileNotFoundError("example-robot-data not found; pass the path of solo12.urdf")
-
-
 def main(urdf=None, verbose=True):
-    model = ldr.load_urdf(urdf or solo12_urdf(), floating_base=True)
+    model = ldr.load_urdf(urdf or robot_path("solo_description/robots/solo12.urdf"), floating_base=True)
     q0, zero = Q0.copy(), np.zeros(model.nv)
     g = ldr.inverse_dynamics(model, q0, zero, zero)          # gravity torques (RNEA, a = v = 0)
 

@@ -11,16 +11,15 @@ drift by the integration error).
     python examples/pinocchio_talos_contact_simulation.py [--steps 1001]
 """
 import argparse
-import glob
 import os
 import sys
-import sysconfig
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # checkout
 
 import lie_dynamics_ros as ldr  # noqa: E402
+from examples._robot_data import robot_path  # noqa: E402
 
 SOLES = ["left_sole_link", "right_sole_link"]
 DT, KP = 5e-3, 30.0
@@ -28,14 +27,9 @@ KV = 0.05 * np.sqrt(KP)
 
 
 def talos_files():
-    """(talos_reduced.urdf, talos.srdf) of example-robot-data (under cmeel)."""
-    for key in ("purelib", "platlib"):
-        root = os.path.join(sysconfig.get_paths()[key], "cmeel.prefix", "share",
-                            "example-robot-data", "robots", "talos_data")
-        urdf = glob.glob(os.path.join(root, "robots", "talos_reduced.urdf"))
-        if urdf:
-            return urdf[0], os.path.join(root, "srdf", "talos.srdf")
-    raise FileNotFoundError("example-robot-data not found")
+    """(talos_reduced.urdf, talos.srdf) of example-robot-data."""
+    return (robot_path("talos_data/robots/talos_reduced.urdf"),
+            robot_path("talos_data/srdf/talos.srdf"))
 
 
 def step(model, contacts, S, q, v, q_ref, v_ref):

@@ -24,7 +24,7 @@ from ._inputs import check, data_for, load_fext, vec
 from .constrained import (articulated_columns, jacobian_and_bias, reduce_rows, residual_block,
                           solve_forward)
 from .dynamics import forward_dynamics
-from .kinematics import frame_pose
+from .frames import frame_pose
 
 
 class Work:

@@ -20,7 +20,7 @@ from .dynamics import aba, world_poses
 from .joint_kinematics import joint_kinematics
 from .jit import JIT
 from .layout import BAD_SIZE, H_FAIL, H_NB, H_NQ, H_NV, H_PRESC, H_TAU, OK
-from .plan import _unpack
+from .plan import unpack
 from .views import bare, c_view
 
 #: status: A M^-1 A^T has a pivot below PIVOT_RTOL times its largest diagonal entry
@@ -265,7 +265,7 @@ def _sizes_ok(h, wf, wi, nb, nv):
 @njit(**JIT)
 def forward_entry(buf, wf, wi, q, v, tau, a, lam, use_fext):
     """``contact_forward`` on the Data buffer and the work buffers; a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv, nb = h[H_NV], h[H_NB]
     if not ok or not _sizes_ok(h, wf, wi, nb, nv) or q.shape[0] != h[H_NQ] \
             or v.shape[0] != nv or tau.shape[0] != nv or a.shape[0] != nv \
@@ -284,7 +284,7 @@ def forward_entry(buf, wf, wi, q, v, tau, a, lam, use_fext):
 @njit(**JIT)
 def impulse_entry(buf, wf, wi, q, v, v_out, lam, restitution):
     """``contact_impulse`` on the Data buffer and the work buffers; a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv, nb = h[H_NV], h[H_NB]
     if not ok or not _sizes_ok(h, wf, wi, nb, nv) or q.shape[0] != h[H_NQ] \
             or v.shape[0] != nv or v_out.shape[0] != nv or lam.shape[0] != wi[I_NC]:
@@ -305,7 +305,7 @@ def impulse_entry(buf, wf, wi, q, v, v_out, lam, restitution):
 def jacobian_entry(buf, wf, wi, q, J):
     """J (nk, nv): the contact rows of A in each contact's reference frame (``contact_jacobian``)
     on the Data buffer and the work buffers; a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv, nb = h[H_NV], h[H_NB]
     if not ok or not _sizes_ok(h, wf, wi, nb, nv) or q.shape[0] != h[H_NQ] \
             or J.shape[1] != nv or J.shape[0] != wi[I_NK]:
