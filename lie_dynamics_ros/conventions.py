@@ -9,6 +9,10 @@ import numpy as np
 
 #: index permutation between the two orders (it is its own inverse)
 _SWAP6 = np.array([3, 4, 5, 0, 1, 2])
+#: the same permutation for a compiled read that writes public rows itself (read-only):
+#: public row r = kernel row PUBLIC_ROWS[r]
+PUBLIC_ROWS = np.array(_SWAP6, dtype=np.int64)
+PUBLIC_ROWS.flags.writeable = False
 
 
 def to_internal(x, axis=-1):

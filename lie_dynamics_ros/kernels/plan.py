@@ -35,7 +35,7 @@ def _header_ok(buf, h):
 
 
 @njit(inline="always", **JIT)
-def _unpack(buf):
+def unpack(buf):
     """(header, ok, mi, mc, mI, dv, dm): the model and work arrays inside ``buf``; with a header
     that does not describe ``buf`` (ok False) the views are empty."""
     h = buf[:NH].view(np.int64)
@@ -52,7 +52,7 @@ def _unpack(buf):
 @njit(**JIT)
 def inverse_dynamics(buf, q, v, a, tau):
     """RNEA (kernels/dynamics.rnea) on the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
             or tau.shape[0] != nv:
@@ -63,7 +63,7 @@ def inverse_dynamics(buf, q, v, a, tau):
 @njit(**JIT)
 def forward_dynamics(buf, q, v, tau, acc):
     """ABA (kernels/dynamics.aba) on the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv, nb = h[H_NV], h[H_NB]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv \
             or acc.shape[0] != nv:
@@ -77,7 +77,7 @@ def forward_dynamics(buf, q, v, tau, acc):
 @njit(**JIT)
 def mass_matrix(buf, q, M):
     """CRBA (kernels/dynamics.crba) on the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or M.shape[0] != nv or M.shape[1] != nv:
         return BAD_SIZE
@@ -89,7 +89,7 @@ def mass_matrix(buf, q, M):
 def inverse_dynamics_derivatives(buf, q, v, a, out):
     """dtau/dq, dtau/dv, M (kernels/derivatives.rnea_derivatives, world-frame form) into
     out[0], out[1], out[2] on the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
             or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv:
@@ -103,7 +103,7 @@ def inverse_dynamics_derivatives(buf, q, v, a, out):
 def forward_dynamics_derivatives(buf, q, v, tau, out):
     """da/dq, da/dv, M^-1 (kernels/derivatives.aba_derivatives) into out[0], out[1], out[2] on
     the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = _unpack(buf)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv \
             or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv:
