@@ -70,13 +70,24 @@ def mass_matrix_inverse(mi, mc, mI, dv, dm, q, zero_v, Minv, F, failed, kin):
         vi = mi[i, VI]
         hi = _dof_end(mi, dv, i)
         for r in range(6):
+            Fr = F[i, r]
             for c in range(vi, hi):
-                F[i, r, c] = 0.0
+                Fr[c] = 0.0
     for i in range(nj, 0, -1):
         vi, nv, p = mi[i, VI], mi[i, NV], mi[i, P]
         hi = _dof_end(mi, dv, i)
         Ia, Sw, U, D = dm[i, MIH], dm[i, MPI], dm[i, MU], dm[i, MD]
         Dinv, UD = dm[i, MPSI], dm[i, MTMP]
+        if nv == 1:
+            if not _one_dof_articulation(Ia, Sw, U, UD, Dinv, mc[i, ARM]):
+                failed[0] = i
+                return SINGULAR
+            if p > 0:                           # both row steps in one pass over c
+                _backward_one_dof(Minv[vi], F[p], F[i], U, Sw, Dinv[0, 0], vi, hi, n)
+                _subtract_articulated(Ia, U, UD, 1, dm[p, MIH])
+            else:
+                _backward_rows(Minv, F, U, Sw, Dinv, i, vi, nv, p, hi, n)
+            continue
         for k in range(nv):                     # U = Ia S, D = S^T U + armature
             for r in range(6):
                 acc = 0.0
@@ -99,53 +110,40 @@ def mass_matrix_inverse(mi, mc, mI, dv, dm, q, zero_v, Minv, F, failed, kin):
                 for l in range(nv):
                     acc += U[r, l] * Dinv[l, k]
                 UD[r, k] = acc
-        for k in range(nv):
-            for l in range(nv):
-                Minv[vi + k, vi + l] = Dinv[k, l]
-            for c in range(hi, n):              # outside the subtree: the forward pass only
-                Minv[vi + k, c] = 0.0
-        for c in range(vi + nv, hi):            # - D^-1 S^T F on the children's columns
-            for k in range(nv):
-                acc = 0.0
-                for l in range(nv):
-                    t = 0.0
-                    for r in range(6):
-                        t += Sw[r, l] * F[i, r, c]
-                    acc -= Dinv[k, l] * t
-                Minv[vi + k, c] = acc
+        _backward_rows(Minv, F, U, Sw, Dinv, i, vi, nv, p, hi, n)
         if p > 0:
-            for r in range(6):                  # F_p += F_i + U D^-1 u_i (Minv holds D^-1 u_i)
-                for c in range(vi, hi):
-                    acc = F[i, r, c]
-                    for k in range(nv):
-                        acc += U[r, k] * Minv[vi + k, c]
-                    F[p, r, c] += acc
-            Ip = dm[p, MIH]
-            for r in range(6):                  # Ia_p += Ia - U D^-1 U^T (symmetric)
-                for c in range(r, 6):
-                    acc = Ia[r, c]
-                    for k in range(nv):
-                        acc -= UD[r, k] * U[c, k]
-                    Ip[r, c] += acc
-                    if c != r:
-                        Ip[c, r] += acc
+            _subtract_articulated(Ia, U, UD, nv, dm[p, MIH])
     for i in range(1, nj + 1):
         vi, nv, p = mi[i, VI], mi[i, NV], mi[i, P]
         Sw, UD = dm[i, MPI], dm[i, MTMP]
-        if p > 0:                               # qdd_i -= D^-1 U^T a_p
-            for c in range(vi, n):
-                for k in range(nv):
-                    acc = 0.0
-                    for r in range(6):
-                        acc += UD[r, k] * F[p, r, c]
-                    Minv[vi + k, c] -= acc
-        if _dof_end(mi, dv, i) > vi + nv:       # a_i = a_p + S qdd_i, read by the children
+        parent = p > 0
+        children = _dof_end(mi, dv, i) > vi + nv
+        if nv == 1 and parent:                  # one DOF: both steps in one pass over c
+            _forward_one_dof(Minv[vi], F[p], F[i], UD, Sw, vi, n, children)
+            continue
+        if parent:                              # qdd_i -= D^-1 U^T a_p
+            for k in range(nv):
+                row = Minv[vi + k]
+                for r in range(6):
+                    s = UD[r, k]
+                    Fpr = F[p, r]
+                    for c in range(vi, n):
+                        row[c] -= s * Fpr[c]
+        if children:                            # a_i = a_p + S qdd_i, read by the children
             for r in range(6):
-                for c in range(vi + nv, n):
-                    acc = F[p, r, c] if p > 0 else 0.0
-                    for k in range(nv):
-                        acc += Sw[r, k] * Minv[vi + k, c]
-                    F[i, r, c] = acc
+                Fr = F[i, r]
+                if parent:
+                    Fpr = F[p, r]
+                    for c in range(vi + nv, n):
+                        Fr[c] = Fpr[c]
+                else:
+                    for c in range(vi + nv, n):
+                        Fr[c] = 0.0
+                for k in range(nv):
+                    s = Sw[r, k]
+                    row = Minv[vi + k]
+                    for c in range(vi + nv, n):
+                        Fr[c] += s * row[c]
     for r in range(n):
         for c in range(r):
             Minv[r, c] = Minv[c, r]
@@ -159,3 +157,110 @@ def _dof_end(mi, dv, i):
     """One past the last DOF of body i's subtree (after _subtree_ends)."""
     end = int(dv[i, TMP])
     return mi[end, VI] + mi[end, NV]
+
+
+@njit(inline="always", **JIT)
+def _forward_one_dof(row, Fp, Fi, UD, Sw, vi, n, children):
+    """The forward step of a one-DOF joint below another body, column by column:
+    row -= (U D^-1)^T a_p, then (with children) a_i = a_p + S row."""
+    u0, u1, u2, u3, u4, u5 = UD[0, 0], UD[1, 0], UD[2, 0], UD[3, 0], UD[4, 0], UD[5, 0]
+    s0, s1, s2, s3, s4, s5 = Sw[0, 0], Sw[1, 0], Sw[2, 0], Sw[3, 0], Sw[4, 0], Sw[5, 0]
+    for c in range(vi, n):
+        a0, a1, a2, a3, a4, a5 = Fp[0, c], Fp[1, c], Fp[2, c], Fp[3, c], Fp[4, c], Fp[5, c]
+        x = row[c] - (u0 * a0 + u1 * a1 + u2 * a2 + u3 * a3 + u4 * a4 + u5 * a5)
+        row[c] = x
+        if children and c > vi:
+            Fi[0, c] = a0 + s0 * x
+            Fi[1, c] = a1 + s1 * x
+            Fi[2, c] = a2 + s2 * x
+            Fi[3, c] = a3 + s3 * x
+            Fi[4, c] = a4 + s4 * x
+            Fi[5, c] = a5 + s5 * x
+
+
+@njit(inline="always", **JIT)
+def _backward_rows(Minv, F, U, Sw, Dinv, i, vi, nv, p, hi, n):
+    """Row(s) of joint i: D^-1 on its own columns, - D^-1 S^T F_i on its children's, zero
+    beyond its subtree; then F_p += F_i + U D^-1 u_i (the rows hold D^-1 u_i)."""
+    for k in range(nv):
+        row = Minv[vi + k]
+        for l in range(nv):
+            row[vi + l] = Dinv[k, l]
+        for c in range(vi + nv, n):
+            row[c] = 0.0
+        for r in range(6):
+            s = 0.0
+            for l in range(nv):
+                s -= Dinv[k, l] * Sw[r, l]
+            Fr = F[i, r]
+            for c in range(vi + nv, hi):
+                row[c] += s * Fr[c]
+    if p > 0:
+        for r in range(6):
+            Fpr, Fr = F[p, r], F[i, r]
+            for c in range(vi, hi):
+                Fpr[c] += Fr[c]
+            for k in range(nv):
+                s = U[r, k]
+                row = Minv[vi + k]
+                for c in range(vi, hi):
+                    Fpr[c] += s * row[c]
+
+
+@njit(inline="always", **JIT)
+def _backward_one_dof(row, Fp, Fi, U, Sw, dinv, vi, hi, n):
+    """``_backward_rows`` of a one-DOF joint below another body, column by column."""
+    u0, u1, u2, u3, u4, u5 = U[0, 0], U[1, 0], U[2, 0], U[3, 0], U[4, 0], U[5, 0]
+    s0, s1, s2, s3, s4, s5 = Sw[0, 0], Sw[1, 0], Sw[2, 0], Sw[3, 0], Sw[4, 0], Sw[5, 0]
+    row[vi] = dinv
+    Fp[0, vi] += u0 * dinv
+    Fp[1, vi] += u1 * dinv
+    Fp[2, vi] += u2 * dinv
+    Fp[3, vi] += u3 * dinv
+    Fp[4, vi] += u4 * dinv
+    Fp[5, vi] += u5 * dinv
+    for c in range(vi + 1, hi):
+        f0, f1, f2, f3, f4, f5 = Fi[0, c], Fi[1, c], Fi[2, c], Fi[3, c], Fi[4, c], Fi[5, c]
+        x = -dinv * (s0 * f0 + s1 * f1 + s2 * f2 + s3 * f3 + s4 * f4 + s5 * f5)
+        row[c] = x
+        Fp[0, c] += f0 + u0 * x
+        Fp[1, c] += f1 + u1 * x
+        Fp[2, c] += f2 + u2 * x
+        Fp[3, c] += f3 + u3 * x
+        Fp[4, c] += f4 + u4 * x
+        Fp[5, c] += f5 + u5 * x
+    for c in range(hi, n):
+        row[c] = 0.0
+
+
+@njit(inline="always", **JIT)
+def _one_dof_articulation(Ia, Sw, U, UD, Dinv, arm):
+    """U = Ia s, D = s^T U + armature, D^-1 and U D^-1 of a one-DOF joint; False if D is not
+    positive."""
+    d = arm
+    for r in range(6):
+        acc = 0.0
+        for c in range(6):
+            acc += Ia[r, c] * Sw[c, 0]
+        U[r, 0] = acc
+        d += Sw[r, 0] * acc
+    if not d > 1e-300:
+        return False
+    dinv = 1.0 / d
+    Dinv[0, 0] = dinv
+    for r in range(6):
+        UD[r, 0] = U[r, 0] * dinv
+    return True
+
+
+@njit(inline="always", **JIT)
+def _subtract_articulated(Ia, U, UD, nv, Ip):
+    """Ip += Ia - U D^-1 U^T (symmetric): the articulated inertia the parent sees."""
+    for r in range(6):
+        for c in range(r, 6):
+            acc = Ia[r, c]
+            for k in range(nv):
+                acc -= UD[r, k] * U[c, k]
+            Ip[r, c] += acc
+            if c != r:
+                Ip[c, r] += acc
