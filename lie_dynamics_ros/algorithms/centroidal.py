@@ -21,6 +21,12 @@ from ._inputs import vec, check, prepare, data_for, compile_entry
 from .dynamics import mass_matrix
 
 _ND = np.ndarray
+_empty = np.empty
+# the entries, bound once: each call saves the module attribute lookups
+(_com, _com_motion, _com_jacobian, _momentum, _map_entry, _map_dot_entry,
+ _minv_entry) = (E.center_of_mass, E.center_of_mass_motion, E.center_of_mass_jacobian,
+                 E.centroidal_momentum, E.centroidal_momentum_matrix,
+                 E.centroidal_momentum_matrix_time_variation, E.mass_matrix_inverse)
 
 
 class _Ready:
@@ -39,10 +45,6 @@ def _compile(*names):
         compile_entry(name, E.SIGNATURES, ready)
 
 
-def _data(model, data):
-    return model.default_data() if data is None else data_for(model, data)
-
-
 def _status(model, st, d, **arrays):
     if st == L.SINGULAR and not model.mI[1:, 5, 5].sum() > 0.0:
         raise InputError("the model has no mass: its centre of mass is undefined")
@@ -56,13 +58,15 @@ def center_of_mass(model, q, v=None, a=None, data=None):
         try:
             if v is None:
                 if a is None and ready.center_of_mass:
-                    c = np.empty(3)
-                    if E.center_of_mass(_data(model, data).buf, q, c) == 0:
+                    c = _empty(3)
+                    if _com((model.default_data() if data is None else
+                             data_for(model, data)).buf, q, c) == 0:
                         return c
             elif ready.center_of_mass_motion:
-                out = np.empty((2 if a is None else 3, 3))
-                if E.center_of_mass_motion(_data(model, data).buf, q, v,
-                                           v if a is None else a, out) == 0:
+                out = _empty((2 if a is None else 3, 3))
+                if _com_motion((model.default_data() if data is None else
+                                data_for(model, data)).buf, q, v, v if a is None else a,
+                               out) == 0:
                     return (out[0], out[1]) if a is None else (out[0], out[1], out[2])
         except TypeError:
             pass
@@ -85,10 +89,11 @@ def center_of_mass(model, q, v=None, a=None, data=None):
 
 def center_of_mass_jacobian(model, q, data=None):
     """J_c (3, nv), dc/dt = J_c v, in the world frame."""
-    J = np.empty((3, model.nv))
+    J = _empty((3, model.nv))
     if q.__class__ is _ND and ready.center_of_mass_jacobian and not model.has_general:
         try:
-            if E.center_of_mass_jacobian(_data(model, data).buf, q, J) == 0:
+            if _com_jacobian((model.default_data() if data is None else
+                              data_for(model, data)).buf, q, J) == 0:
                 return J
         except TypeError:
             pass
@@ -106,11 +111,12 @@ def centroidal_momentum(model, q, v, data=None):
     """h_G (6,) = (linear momentum, angular momentum about the COM), in world axes: the bodies'
     momenta projected to the COM (Orin, Goswami & Lee 2013); Pinocchio's ``data.hg`` (a Force:
     linear, angular)."""
-    h = np.empty(6)
+    h = _empty(6)
     if (q.__class__ is v.__class__ is _ND and ready.centroidal_momentum
             and not model.has_general):
         try:
-            if E.centroidal_momentum(_data(model, data).buf, q, v, h, PUBLIC_ROWS) == 0:
+            if _momentum((model.default_data() if data is None else data_for(model, data)).buf,
+                         q, v, h, PUBLIC_ROWS) == 0:
                 return h
         except TypeError:
             pass
@@ -129,10 +135,11 @@ def centroidal_momentum_matrix(model, q, data=None):
     """A_G (6, nv), h_G = A_G v, rows (linear, angular) in world axes about the COM: the
     centroidal momentum matrix of Orin, Goswami & Lee (2013), Pinocchio's ``ccrba``. The
     armature is not momentum of the bodies and stays out, as in Pinocchio."""
-    Ag = np.empty((6, model.nv))
+    Ag = _empty((6, model.nv))
     if q.__class__ is _ND and ready.centroidal_momentum_matrix and not model.has_general:
         try:
-            if E.centroidal_momentum_matrix(_data(model, data).buf, q, Ag, PUBLIC_ROWS) == 0:
+            if _map_entry((model.default_data() if data is None else data_for(model, data)).buf,
+                          q, Ag, PUBLIC_ROWS) == 0:
                 return Ag
         except TypeError:
             pass
@@ -144,12 +151,12 @@ def centroidal_momentum_matrix(model, q, data=None):
 
 def centroidal_momentum_matrix_time_variation(model, q, v, data=None):
     """dA_G/dt (6, nv) along v, so that dh_G/dt = A_G a + dA_G/dt v (Pinocchio's ``dccrba``)."""
-    dAg = np.empty((6, model.nv))
+    dAg = _empty((6, model.nv))
     if (q.__class__ is v.__class__ is _ND and not model.has_general
             and ready.centroidal_momentum_matrix_time_variation):
         try:
-            if E.centroidal_momentum_matrix_time_variation(_data(model, data).buf, q, v, dAg,
-                                                           PUBLIC_ROWS) == 0:
+            if _map_dot_entry((model.default_data() if data is None else
+                               data_for(model, data)).buf, q, v, dAg, PUBLIC_ROWS) == 0:
                 return dAg
         except TypeError:
             pass
@@ -173,12 +180,12 @@ def mass_matrix_inverse(model, q, data=None):
 
     A model with mimic joints couples bodies outside the tree recursion: it is inverted through
     M (CRBA + Cholesky) instead, as forward_dynamics solves it."""
-    Minv = np.empty((model.nv, model.nv))
+    Minv = _empty((model.nv, model.nv))
     if (q.__class__ is _ND and ready.mass_matrix_inverse and not model.has_general
             and not model.has_mimic):
-        d = _data(model, data)
+        d = model.default_data() if data is None else data_for(model, data)
         try:
-            if E.mass_matrix_inverse(d.buf, q, Minv, d.Jb) == 0:
+            if _minv_entry(d.buf, q, Minv, d.Jb) == 0:
                 return Minv
         except TypeError:
             pass
