@@ -261,7 +261,7 @@ def centroidal_momentum(mi, mc, mI, dv, dm, q, v, h, perm, kin):
 
 
 @njit(inline="always", **JIT)
-def _world_inertia(dv, mI, i, W):
+def world_inertia(dv, mI, i, W):
     """W (compact, see the module docstring) = body i's inertia about the world origin: the
     parallel-axis form of Ad_{T^-1}^T I Ad_{T^-1}, h' = R h + m p,
     I_O = R I_o R^T - [Rh][p] - [p][Rh] - m [p]^2 (Kim eq. 21)."""
@@ -368,7 +368,7 @@ def centroidal_map(mi, mc, mI, dv, dm, q, v, out, perm, with_dot, kin):
             world_motion(mi, mc, dv, dm, i, k, col)
             for r in range(6):
                 Sw[r, k] = col[r]
-        _world_inertia(dv, mI, i, dm[i, MIH])
+        world_inertia(dv, mI, i, dm[i, MIH])
         if with_dot:                            # world twist V_i = V_p + S_i^w qd_i
             vi, p = mi[i, VI], mi[i, P]
             for r in range(6):

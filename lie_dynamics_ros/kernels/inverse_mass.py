@@ -9,11 +9,11 @@ body i's subtree) and a (nj + 1, 6, nv) array ``F`` of the caller's.
 import numpy as np
 from numba import njit
 
-from .layout import (P, VI, NV, ARM, TMP, OR, OP, MIH, MU, MPSI, MPI, MD, MTMP, OK, SINGULAR,
+from .layout import (P, VI, NV, ARM, TMP, MIH, MU, MPSI, MPI, MD, MTMP, OK, SINGULAR,
                      OVERFLOW)
 from .jit import JIT
-from .spatial import rigid_congruence_add, invert_spd
-from .centroidal import poses, world_motion
+from .spatial import invert_spd
+from .centroidal import poses, world_motion, world_inertia
 
 NOT_DFS = 100   # rows are not a depth-first order with contiguous DOFs: no M^-1 recursion
 
@@ -57,11 +57,7 @@ def mass_matrix_inverse(mi, mc, mI, dv, dm, q, zero_v, Minv, F, failed, kin):
     nj = mi.shape[0] - 1
     n = Minv.shape[0]
     for i in range(1, nj + 1):
-        Ia = dm[i, MIH]
-        for r in range(6):
-            for c in range(6):
-                Ia[r, c] = 0.0
-        rigid_congruence_add(dv[i, OR:OR + 9], dv[i, OP:OP + 3], mI[i], Ia)
+        _world_spatial_inertia(dv, mI, i, dm[i, MIH])
         Sw = dm[i, MPI]
         for k in range(mi[i, NV]):
             world_motion(mi, mc, dv, dm, i, k, dm[i, MTMP, 0])
@@ -150,6 +146,21 @@ def mass_matrix_inverse(mi, mc, mI, dv, dm, q, zero_v, Minv, F, failed, kin):
         if not np.isfinite(Minv[r, r]):
             return OVERFLOW
     return OK
+
+
+@njit(inline="always", **JIT)
+def _world_spatial_inertia(dv, mI, i, Ia):
+    """Ia (6x6) = body i's inertia about the world origin, in Kim's eq. 22 blocks
+    [[I_O, [h]], [[h]^T, m 1]] (centroidal.world_inertia gives I_O, h and m)."""
+    world_inertia(dv, mI, i, Ia)
+    h0, h1, h2, m = Ia[3, 0], Ia[3, 1], Ia[3, 2], Ia[3, 3]
+    Ia[0, 3], Ia[0, 4], Ia[0, 5] = 0.0, -h2, h1
+    Ia[1, 3], Ia[1, 4], Ia[1, 5] = h2, 0.0, -h0
+    Ia[2, 3], Ia[2, 4], Ia[2, 5] = -h1, h0, 0.0
+    for r in range(3):
+        for c in range(3):
+            Ia[3 + r, c] = Ia[c, 3 + r]
+            Ia[3 + r, 3 + c] = m if r == c else 0.0
 
 
 @njit(inline="always", **JIT)
