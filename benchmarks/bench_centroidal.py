@@ -4,9 +4,12 @@
 variation and ``mass_matrix_inverse``) against Pinocchio's Python calls for the same state
 (``centerOfMass``, ``jacobianCenterOfMass``, ``computeCentroidalMomentum``, ``ccrba``,
 ``dccrba``, ``computeMinverse``, each recomputing its kinematics as ours do), interleaved round
-by round: the median over the rounds, microseconds per call, and the ratio ours / Pinocchio.
+by round: the median over the rounds, microseconds per call, and the ratio ours / Pinocchio as
+the median of the rounds' ratios (both sides of a round run back to back, so a machine shared
+with other work slows both alike). Times are the process's CPU time (``time.process_time``),
+which leaves out the time the process waits for a core on a busy machine.
 
-    .venv/bin/python benchmarks/bench_centroidal.py [--rounds 15] [--number 2000]
+    .venv/bin/python benchmarks/bench_centroidal.py [--rounds 31] [--number 1000]
 """
 from __future__ import annotations
 
@@ -32,10 +35,10 @@ ROBOTS = [("ur5", "ur_description/urdf/ur5_robot.urdf", False),
 
 
 def _per_call(f, number):
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for _ in range(number):
         f()
-    return (time.perf_counter() - t0) / number
+    return (time.process_time() - t0) / number
 
 
 def _pairs(path, floating):
@@ -68,8 +71,8 @@ def _pairs(path, floating):
     ]
 
 
-def rows(rounds=15, number=2000):
-    """[(robot, call, ours us, Pinocchio us)]."""
+def rows(rounds=31, number=1000):
+    """[(robot, call, ours us, Pinocchio us, median of the rounds' ratios)]."""
     out = []
     for robot, rel, floating in ROBOTS:
         for name, ours, theirs in _pairs(erd(rel), floating):
@@ -78,18 +81,19 @@ def rows(rounds=15, number=2000):
             for _ in range(rounds):
                 a.append(_per_call(ours, number))
                 b.append(_per_call(theirs, number))
-            out.append((robot, name, 1e6 * np.median(a), 1e6 * np.median(b)))
+            out.append((robot, name, 1e6 * np.median(a), 1e6 * np.median(b),
+                        float(np.median(np.divide(a, b)))))
     return out
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--number", type=int, default=2000)
+    p.add_argument("--rounds", type=int, default=31)
+    p.add_argument("--number", type=int, default=1000)
     args = p.parse_args(argv)
     print(f"{'robot':14s} {'call':40s} {'ours us':>9s} {'pin us':>9s} {'ratio':>6s}")
-    for robot, call, ours, theirs in rows(args.rounds, args.number):
-        print(f"{robot:14s} {call:40s} {ours:9.2f} {theirs:9.2f} {ours / theirs:6.2f}")
+    for robot, call, ours, theirs, ratio in rows(args.rounds, args.number):
+        print(f"{robot:14s} {call:40s} {ours:9.2f} {theirs:9.2f} {ratio:6.2f}")
 
 
 if __name__ == "__main__":

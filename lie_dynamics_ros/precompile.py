@@ -57,7 +57,8 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.algorithms.regressor",
                   "lie_dynamics_ros.control.controllers",
                   "lie_dynamics_ros.kernels.centroidal", "lie_dynamics_ros.kernels.frames",
-                  "lie_dynamics_ros.kernels.contacts")
+                  "lie_dynamics_ros.kernels.contacts", "lie_dynamics_ros.kernels.inverse_mass",
+                  "lie_dynamics_ros.kernels.centroidal_plan")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):

@@ -96,17 +96,18 @@ ready = _Ready()
 _entries_lock = threading.Lock()
 
 
-def compile_entry(name):
-    """Compile (or load from numba's cache) the entry ``name`` of kernels/plan.py for its one
-    signature, then close it to every other argument type (a TypeError of the dispatch)."""
-    if getattr(ready, name):
+def compile_entry(name, signatures=P.SIGNATURES, flags=ready):
+    """Compile (or load from numba's cache) the entry ``name`` of ``signatures`` (kernels/plan.py's
+    by default) for its one signature, then close it to every other argument type (a TypeError
+    of the dispatch); ``flags`` records that it is."""
+    if getattr(flags, name):
         return
     with _entries_lock:
-        if not getattr(ready, name):
-            fn, sig = P.SIGNATURES[name]
+        if not getattr(flags, name):
+            fn, sig = signatures[name]
             fn.compile(sig)
             fn.disable_compile()
-            setattr(ready, name, True)
+            setattr(flags, name, True)
 
 
 def data_for(model, data):
