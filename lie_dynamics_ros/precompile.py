@@ -8,6 +8,9 @@ numba caches compiled kernels (``cache=True``). Where the cache goes:
 - else numba's user-wide cache (``~/.cache/numba`` on Linux), which is what a read-only install
   such as ``/opt/ros/jazzy`` gets.
 
+An entry is valid while the kernel's file and the kernel files it imports are unchanged
+(``kernels/jit.py``), so an edited callee recompiles its callers in other modules too.
+
 ``ldr_precompile`` compiles every kernel that the nodes and the first calls of the library use,
 once per installation (one to two minutes on a slow machine), one group at a time with a line
 per group saying what it compiles and how long it took; a node that finds the cache cold says
@@ -67,8 +70,13 @@ def kernel_dispatchers(modules=KERNEL_MODULES):
     return out
 
 
+def kernel_cache(dispatcher):
+    """numba's cache object of ``dispatcher`` (``kernels.jit.KernelCache`` for our kernels)."""
+    return dispatcher._cache
+
+
 def _index_path(dispatcher):
-    return dispatcher._cache._cache_file._index_path
+    return kernel_cache(dispatcher)._cache_file._index_path
 
 
 def cache_is_cold(modules=("lie_dynamics_ros.kernels.dynamics",)):

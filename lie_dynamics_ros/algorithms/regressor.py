@@ -40,13 +40,12 @@ tau_j += S_j^T X_..^T K_i up the chain. A mimic joint shares its master's column
 scaled by the multiplier), so its torque accumulates on the master.
 """
 import numpy as np
-from numba import njit
 
 from ..errors import InputError
 from ..kernels import dynamics as KD
 from ..kernels.joint_kinematics import joint_kinematics
 from ..kernels.layout import P, VI, NV, G, WR, WP, V, MS, MSD, OK, NONFINITE
-from ..kernels.jit import JIT
+from ..kernels.jit import JIT, njit
 from ..kernels.lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from ..kernels.spatial import mat_vec
 from ..lie import se3

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-from numba import njit
+from ..kernels.jit import njit
 
 from ..algorithms.configuration import difference
 from ..algorithms.dynamics import inverse_dynamics, gravity_torques, mass_matrix

@@ -12,11 +12,10 @@ MD, D^-1 in MPSI, U D^-1 in MTMP). Everything, outputs included, is in Kim's ord
 linear); conventions.py turns A_G and h_G to the public order.
 """
 import numpy as np
-from numba import njit
 
 from .layout import (P, VI, NV, ARM, WR, WP, SDV, V, A, OR, OP, MS, MSD, MIH, MU, MPSI, MPI, MD,
                      MTMP, OK, NONFINITE, SINGULAR, OVERFLOW)
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
 from .spatial import mat_vec, rigid_congruence_add, invert_spd
 from .joint_kinematics import joint_kinematics
