@@ -23,8 +23,8 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _KERNELS = os.path.join(_PACKAGE, "kernels")
 _PACKAGE_NAME = os.path.basename(_PACKAGE)
 #: a module-level import statement
-_IMPORT = re.compile(rb"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)|import[ \t][^\n]*)",
-                     re.M)
+_IMPORT = re.compile(rb"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)"
+                     rb"|import[ \t][^\n]*)", re.M)
 
 
 def _module_file(parts):
