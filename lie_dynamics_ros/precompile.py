@@ -40,6 +40,7 @@ from .algorithms.geometry import christoffel_symbols
 from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_energy,
                                     potential_energy)
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
+from .identification.regressors import stacked_regressor
 from .integrators.simulate import make_stepper, rollout, simulate
 from . import compile_notice
 from .model.loading import load_urdf
@@ -121,12 +122,15 @@ def warm_up(model, integrators=("semi_implicit",)):
 
 def warm_up_controller(model):
     """One step of the adaptive Slotine-Li controller with projection (regressor kernels and
-    the projection's eigen-solver, which needs SciPy inside numba)."""
+    the projection's eigen-solver, which needs SciPy inside numba), and the identification's
+    stacked regressor."""
     gains = AdaptiveGains(Lambda=10.0, K_D=5.0, Gamma=1.0)
     ctrl = AdaptiveSlotineLiController(model, gains, payload_only=True, projection=True)
     q = np.clip(np.zeros(model.nq), model.lower_limits, model.upper_limits)
     z = np.zeros(model.nv)
     ctrl.step(0.0, q, z, q, z, z, 1e-3)
+    Z = np.zeros((2, model.nv))
+    stacked_regressor(model, np.tile(q, (2, 1)), Z, Z, True, False)
 
 
 def warm_up_simulate(model):
