@@ -14,7 +14,6 @@ fixed combination of the dropped ones, beta = theta_B + K theta_D with K = R_11^
 """
 import numpy as np
 
-from ..algorithms import batch
 from ..algorithms._inputs import data_for
 from ..algorithms.configuration import random_configuration
 from ..algorithms.regressor import N_PARAMS, parameter_names, regressor, regressor_rows
@@ -51,9 +50,8 @@ def stacked_regressor(model, q, v, a, friction, armature, data=None):
     """(N nv, 10 nbodies + extra) regressor of the N samples (rows sample-major), columns
     ``column_names``; ``data`` the calling thread's work buffer (else its own).
 
-    The rigid-body columns of all samples are one compiled call per core
-    (``regressor.regressor_rows``, on the batch pool of ``algorithms/batch.py``); models with
-    Python-defined joints take a loop over ``ldr.regressor``."""
+    The rigid-body columns of all samples are one compiled call (``regressor.regressor_rows``);
+    models with Python-defined joints take a loop over ``ldr.regressor``."""
     N, nv = v.shape
     nr = N_PARAMS * model.njoints
     terms = joint_terms(model)
@@ -78,25 +76,20 @@ def stacked_regressor(model, q, v, a, friction, armature, data=None):
 
 
 def _rigid_columns(model, q, v, a, W, data):
-    """W[k, :, :10 nj] for every sample: chunks of samples on the pool's threads, each one
-    compiled call on its thread's Data; a failed sample raises through ``ldr.regressor``."""
+    """W[k, :, :10 nj] for every sample, one compiled call on this thread's Data; a failed
+    sample raises through ``ldr.regressor``.
+
+    Not split over the batch pool: the chunked reduction runs LAPACK's QR between stackings,
+    and OpenBLAS's threads, still spinning after it, and the pool's then share the cores
+    (measured on arm7: the reduction 2-7x slower with the pool, the stacking alone 1.5x
+    faster)."""
     Q = np.ascontiguousarray(q, dtype=np.float64)      # the compiled call reads raw memory
     V = np.ascontiguousarray(v, dtype=np.float64)
     A = np.ascontiguousarray(a, dtype=np.float64)
     N = Q.shape[0]
     status = np.zeros(N, dtype=np.int64)
-
-    def run(lo, hi, d=None):
-        d = model.default_data() if d is None else d
-        regressor_rows(model.mi, model.mc, model.mI, d.dv, d.dm, Q, V, A, W, d.W, d.Wd, status,
-                       lo, hi)
-
-    chunks = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, N)
-    bounds = np.linspace(0, N, chunks + 1).astype(int)
-    futures = [batch.executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    run(bounds[0], bounds[1], None if data is None else data_for(model, data))
-    for f in futures:
-        f.result()
+    d = model.default_data() if data is None else data_for(model, data)
+    regressor_rows(model.mi, model.mc, model.mI, d.dv, d.dm, Q, V, A, W, d.W, d.Wd, status, 0, N)
     if status.any():
         k = int(np.flatnonzero(status)[0])
         try:
