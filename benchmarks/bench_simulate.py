@@ -10,6 +10,9 @@ dropped, contacts disabled, RK4, dt = 1 ms; the floating base gets a free joint)
   call for the whole run);
 * ``ldr rkmk4 stepper``: per call of ``make_stepper(model, "rkmk4")`` (one compiled step per
   Python call, as the simulator node does);
+* ``ldr rkmk4 Python path``: per step of ``make_stepper``'s Python path (``MultibodySpace`` and
+  the generic RKMK4, which adaptive methods, constrained models and callable torques take; it
+  calls ``lie.se3``'s unchecked twins on the free joint);
 * ``ldr simulate(dt)``: a whole ``simulate`` call of one step (validation and result included);
 * ``mujoco mj_step``: per Python call of ``mujoco.mj_step`` with ``mjINT_RK4``;
 * rollouts: ``--batch`` initial states x 100 steps, ``ldr.rollout`` (batch pool) against
@@ -32,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "test"))
 
 import lie_dynamics_ros as ldr  # noqa: E402
 from lie_dynamics_ros.algorithms.batch import WORKERS  # noqa: E402
+from lie_dynamics_ros.integrators.multibody import python_stepper  # noqa: E402
 from lie_dynamics_ros.integrators.simulate import make_stepper, rollout, simulate  # noqa: E402
 import mujoco_oracle  # noqa: E402  (test/: the URDF -> MuJoCo conversion the tests use too)
 
@@ -82,6 +86,13 @@ def bench_robot(label, path, floating, steps, batch, repeat):
         for _ in range(steps):
             q, v = step(q, v, DT, tau)
     fns["ldr rkmk4 stepper"], per["ldr rkmk4 stepper"] = stepper, steps
+    slow = python_stepper(model, "rkmk4")
+
+    def slow_stepper():
+        q, v = q0, v0
+        for _ in range(steps // 10):
+            q, v = slow(q, v, DT, tau)
+    fns["ldr rkmk4 Python path"], per["ldr rkmk4 Python path"] = slow_stepper, steps // 10
 
     def one_sim():
         for _ in range(steps // 4):

@@ -8,6 +8,9 @@ numba caches compiled kernels (``cache=True``). Where the cache goes:
 - else numba's user-wide cache (``~/.cache/numba`` on Linux), which is what a read-only install
   such as ``/opt/ros/jazzy`` gets.
 
+An entry is valid while the kernel's file and the kernel files it imports are unchanged
+(``kernels/jit.py``), so an edited callee recompiles its callers in other modules too.
+
 ``ldr_precompile`` compiles every kernel that the nodes and the first calls of the library use,
 once per installation (one to two minutes on a slow machine), one group at a time with a line
 per group saying what it compiles and how long it took; a node that finds the cache cold says
@@ -40,6 +43,7 @@ from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_e
 from .algorithms.frames import (kinematics, frame_pose, frame_jacobian, frame_velocity,
                                 frame_acceleration, frame_jacobian_time_variation)
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
+from .identification.regressors import stacked_regressor
 from .integrators.simulate import make_stepper, rollout, simulate
 from . import compile_notice
 from .model.contacts import RigidContact
@@ -74,8 +78,13 @@ def kernel_dispatchers(modules=KERNEL_MODULES):
     return out
 
 
+def kernel_cache(dispatcher):
+    """numba's cache object of ``dispatcher`` (``kernels.jit.KernelCache`` for our kernels)."""
+    return dispatcher._cache
+
+
 def _index_path(dispatcher):
-    return dispatcher._cache._cache_file._index_path
+    return kernel_cache(dispatcher)._cache_file._index_path
 
 
 def cache_is_cold(modules=("lie_dynamics_ros.kernels.dynamics",)):
@@ -120,12 +129,15 @@ def warm_up(model, integrators=("semi_implicit",)):
 
 def warm_up_controller(model):
     """One step of the adaptive Slotine-Li controller with projection (regressor kernels and
-    the projection's eigen-solver, which needs SciPy inside numba)."""
+    the projection's eigen-solver, which needs SciPy inside numba), and the identification's
+    stacked regressor."""
     gains = AdaptiveGains(Lambda=10.0, K_D=5.0, Gamma=1.0)
     ctrl = AdaptiveSlotineLiController(model, gains, payload_only=True, projection=True)
     q = np.clip(np.zeros(model.nq), model.lower_limits, model.upper_limits)
     z = np.zeros(model.nv)
     ctrl.step(0.0, q, z, q, z, z, 1e-3)
+    Z = np.zeros((2, model.nv))
+    stacked_regressor(model, np.tile(q, (2, 1)), Z, Z, True, False)
 
 
 def warm_up_simulate(model):

@@ -255,3 +255,28 @@ def test_a_non_rigid_inertia_is_refused():
         mI = m.mI.copy()
         mI[3, r, c] += 1e-6
         assert KS.build_plan(m.mi, m.mc, mI, topo, geo) == 4 * 3 + KS.INERTIA
+
+
+def test_the_plan_is_built_once_per_model_and_shared():
+    """The plan is derived from the frozen model once (Model.derived), read-only, the same
+    object from every thread; a rebuilt or unpickled model makes its own."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+    m = ldr.load_urdf("arm7")
+    plan = soa_plan(m)
+    assert all(not x.flags.writeable for x in plan)
+    with ThreadPoolExecutor(4) as ex:
+        assert all(p is plan for p in ex.map(lambda _: soa_plan(m), range(16)))
+    Q, V, A = states(m, 40)
+    np.testing.assert_array_equal(ldr.inverse_dynamics(m, Q, V, A),
+                                  inverse_dynamics_soa(m, Q, V, A, plan))
+    assert soa_plan(m) is plan
+    other = m.with_gravity([0.0, 0.0, -1.62])
+    assert soa_plan(other) is not plan
+    np.testing.assert_array_equal(soa_plan(other)[0], plan[0])
+    assert not np.array_equal(soa_plan(other)[1], plan[1])      # gravity lives in geo
+    back = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(soa_plan(back)[1], plan[1])
+    calls = []
+    assert m.derived("probe", lambda mm: calls.append(mm) or 1) == 1
+    assert m.derived("probe", lambda mm: calls.append(mm) or 2) == 1 and calls == [m]

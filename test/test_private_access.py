@@ -16,6 +16,9 @@ ALLOWED = {
     ("lie_dynamics_ros/precompile.py", "_cache"):
         "numba's Dispatcher._cache (numba has no public API for the cache index path); the "
         "name only collides with ros/conversions.py's own _cache",
+    ("lie_dynamics_ros/kernels/jit.py", "_cache"):
+        "sets numba's Dispatcher._cache to the salted KernelCache, as Dispatcher.enable_caching "
+        "does with numba's own (numba has no public way to choose the cache class)",
 }
 
 

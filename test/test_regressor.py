@@ -340,3 +340,37 @@ def test_bad_inputs_raise_input_error():
         R.slotine_li_torques(model, np.zeros(3), z, z, z)
     with pytest.raises(ldr.InputError):
         R.parameters_to_inertias(np.zeros(11))
+
+
+@pytest.mark.parametrize("name", ["panda", "solo12", "zoo", "zoo_mimic", "general"])
+def test_stacked_regressor_is_the_per_sample_regressor(name):
+    """The identification's stacking (one compiled call per core over the samples,
+    ``regressor_rows``) equals ldr.regressor(q, v, v, a) of each sample, rows sample-major, on a
+    mimic finger (panda), a floating base, every joint kind, a mimic with offset, and Python-
+    defined joints (the per-sample path); enough samples to split over the pool."""
+    from lie_dynamics_ros.identification.regressors import stacked_regressor
+    model = {"zoo_mimic": lambda: zoo(3, floating=False, mimic=True),
+             "general": lambda: general_twin(5)[1]}.get(name, lambda: model_of(name))()
+    rng = np.random.default_rng(11)
+    N = 600 // model.nv + 3
+    q = np.array([ldr.random_configuration(model, rng) for _ in range(N)])
+    v, a = rng.normal(size=(2, N, model.nv))
+    W = stacked_regressor(model, q, v, a, True, True)
+    nr = 10 * model.njoints
+    ref = np.concatenate([R.regressor(model, q[k], v[k], v[k], a[k]) for k in range(N)])
+    scale = np.abs(ref).max()
+    assert np.abs(W[:, :nr] - ref).max() <= 1e-13 * scale
+    if not model.has_general:
+        np.testing.assert_array_equal(W[:, :nr], ref)          # the same kernel arithmetic
+    assert W.shape == (N * model.nv, nr + 3 * sum(n == 1 for n in model.joint_nv))
+
+
+def test_stacked_regressor_names_a_bad_sample():
+    from lie_dynamics_ros.identification.regressors import stacked_regressor
+    model = model_of("arm7")
+    rng = np.random.default_rng(2)
+    q = np.array([ldr.random_configuration(model, rng) for _ in range(200)])
+    v, a = rng.normal(size=(2, 200, model.nv))
+    v[137, 3] = np.nan
+    with pytest.raises(ldr.InputError, match="sample 137: .*v"):
+        stacked_regressor(model, q, v, a, True, False)

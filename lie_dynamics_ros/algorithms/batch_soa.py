@@ -31,9 +31,9 @@ def soa_unsupported(model):
 
 
 def soa_plan(model, strict=True):
-    """(topo, geo) of ``kernels/soa.py`` for ``model`` (a few microseconds; pass it as
-    ``plan`` to reuse it). A model it does not serve raises InputError, or gives None when
-    not ``strict`` (a caller that falls back to the batched path)."""
+    """(topo, geo) of ``kernels/soa.py`` for ``model``, read-only, built on the first call and
+    kept with the model (``Model.derived``). A model it does not serve raises InputError, or
+    gives None when not ``strict`` (a caller that falls back to the batched path)."""
     plan, why = _plan(model)
     if why is not None and strict:
         raise InputError(f"inverse_dynamics_soa: {why}; use ldr.inverse_dynamics")
@@ -41,12 +41,17 @@ def soa_plan(model, strict=True):
 
 
 def _plan(model):
+    return model.derived("soa_plan", _build_plan)
+
+
+def _build_plan(model):
     if model.loops:
         return None, "the model has closed kinematic loops"
     n = model.mi.shape[0]
     topo, geo = np.zeros((n, KS.NT), dtype=np.int64), np.zeros((n, KS.NG))
     code = KS.build_plan(model.mi, model.mc, model.mI, topo, geo)
     if code == 0:
+        topo.flags.writeable = geo.flags.writeable = False
         return (topo, geo), None
     row, why = divmod(code, 4)
     name = model.body_joint_names[row]

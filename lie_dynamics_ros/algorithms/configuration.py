@@ -56,9 +56,10 @@ def difference(model, q0, q1):
     out[vq[1]] = q1[vq[0]] - q0[vq[0]]
     for qi, vi, kind in groups:
         if kind == J.FREE:
-            T0 = se3.make(so3.quat_to_rot(q0[qi + 3:qi + 7]), q0[qi:qi + 3])
-            T1 = se3.make(so3.quat_to_rot(q1[qi + 3:qi + 7]), q1[qi:qi + 3])
-            out[vi:vi + 6] = se3.log(se3.inv(T0) @ T1)    # (linear, angular), as v
+            # checked above: finite; quat_to_rot normalises (and refuses a zero quaternion)
+            T0 = se3.make_unchecked(so3.quat_to_rot(q0[qi + 3:qi + 7]), q0[qi:qi + 3])
+            T1 = se3.make_unchecked(so3.quat_to_rot(q1[qi + 3:qi + 7]), q1[qi:qi + 3])
+            out[vi:vi + 6] = se3.log_unchecked(se3.inv_unchecked(T0) @ T1)   # (linear, angular)
         else:
             out[vi:vi + 3] = so3.quat_log(so3.quat_multiply(_conj(q0[qi:qi + 4]), q1[qi:qi + 4]))
     return _wrap_circles(model, out)

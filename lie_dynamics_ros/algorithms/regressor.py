@@ -40,15 +40,15 @@ tau_j += S_j^T X_..^T K_i up the chain. A mimic joint shares its master's column
 scaled by the multiplier), so its torque accumulates on the master.
 """
 import numpy as np
-from numba import njit
 
 from ..errors import InputError
 from ..kernels import dynamics as KD
 from ..kernels.joint_kinematics import joint_kinematics
 from ..kernels.layout import P, VI, NV, G, WR, WP, V, MS, MSD, OK, NONFINITE
-from ..kernels.jit import JIT
+from ..kernels.jit import JIT, njit
 from ..kernels.lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from ..kernels.spatial import mat_vec
+from ..kernels.views import bare
 from ..lie import se3
 from ._inputs import vec, check, prepare, data_for
 
@@ -58,38 +58,6 @@ PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", 
 
 # ---------------------------------------------------------------------------------------------
 # compiled kernels
-
-
-@njit(inline="always", **JIT)
-def _apply_basis(k, x, out):
-    """out = I(e_k) x: the spatial inertia of the k-th unit parameter applied to x = (w, v)."""
-    w0, w1, w2, v0, v1, v2 = x[0], x[1], x[2], x[3], x[4], x[5]
-    for r in range(6):
-        out[r] = 0.0
-    if k == 0:                       # m: (0, m v)
-        out[3], out[4], out[5] = v0, v1, v2
-    elif k <= 3:                     # h = m c = e_{k-1}: (h x v, w x h)
-        h0 = 1.0 if k == 1 else 0.0
-        h1 = 1.0 if k == 2 else 0.0
-        h2 = 1.0 if k == 3 else 0.0
-        out[0] = h1 * v2 - h2 * v1
-        out[1] = h2 * v0 - h0 * v2
-        out[2] = h0 * v1 - h1 * v0
-        out[3] = w1 * h2 - w2 * h1
-        out[4] = w2 * h0 - w0 * h2
-        out[5] = w0 * h1 - w1 * h0
-    elif k == 4:                     # I_xx
-        out[0] = w0
-    elif k == 5:                     # I_xy
-        out[0], out[1] = w1, w0
-    elif k == 6:                     # I_yy
-        out[1] = w1
-    elif k == 7:                     # I_xz
-        out[0], out[2] = w2, w0
-    elif k == 8:                     # I_yz
-        out[1], out[2] = w2, w1
-    else:                            # I_zz
-        out[2] = w2
 
 
 @njit(**JIT)
@@ -119,23 +87,78 @@ def _reference_pass(mi, mc, mI, dv, dm, v, vr, ar, W, Wd):
         mat_vec(dm[i, MS], ar[vi:vi + nv], Wd[i], nv, True)
 
 
+#: (a, b) of the rotational-inertia parameters I_xx, I_xy, I_yy, I_xz, I_yz, I_zz: the basis
+#: matrix e_a e_b^T + e_b e_a^T (a != b) or e_a e_a^T
+_INERTIA_PAIRS = ((0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2))
+
+
 @njit(**JIT)
-def _body_wrench_map(Vb, Wb, Wdb, K):
-    """K (6 x 10): F = K theta = I(theta) (Wd + 1/2 [V, W]) - 1/2 ad*_V(I W) - 1/2 ad*_W(I V)."""
-    acc = np.empty(6)
+def _body_wrench_map(Vb, Wb, Wdb, K, s6):
+    """K (6 x 10): F = K theta = I(theta) (Wd + 1/2 [V, W]) - 1/2 ad*_V(I W) - 1/2 ad*_W(I V),
+    in closed form per parameter. With V = (w, u), W = (o, s) (angular, linear), the
+    acceleration term (al, be) = Wd + 1/2 [V, W], and I(theta) (x, y) = (Ib x + h x y, m y - h x x):
+    m: (0, be + (w x s + o x u) / 2); h = e_j: column j of
+    (-[be] + (w s^T - s w^T + o u^T - u o^T) / 2,  [al] + (o w^T + w o^T) / 2 - (w.o) 1);
+    Ib = basis B: (B al + (w x B o + o x B w) / 2, 0). ``s6``: (>= 1, 6) scratch."""
+    acc = s6[0]
     for k in range(6):
         acc[k] = Wdb[k]
     se3_ad_add(Vb, Wb, acc, 0.5)
-    col = np.empty(6)
-    y = np.empty(6)
-    for k in range(10):
-        _apply_basis(k, acc, col)
-        _apply_basis(k, Wb, y)
-        se3_ad_star_add(Vb, y, col, -0.5)
-        _apply_basis(k, Vb, y)
-        se3_ad_star_add(Wb, y, col, -0.5)
-        for r in range(6):
-            K[r, k] = col[r]
+    w0, w1, w2, u0, u1, u2 = Vb[0], Vb[1], Vb[2], Vb[3], Vb[4], Vb[5]
+    o0, o1, o2, s0, s1, s2 = Wb[0], Wb[1], Wb[2], Wb[3], Wb[4], Wb[5]
+    a0, a1, a2, b0, b1, b2 = acc[0], acc[1], acc[2], acc[3], acc[4], acc[5]
+    # m
+    K[0, 0] = K[1, 0] = K[2, 0] = 0.0
+    K[3, 0] = b0 + 0.5 * (w1 * s2 - w2 * s1 + o1 * u2 - o2 * u1)
+    K[4, 0] = b1 + 0.5 * (w2 * s0 - w0 * s2 + o2 * u0 - o0 * u2)
+    K[5, 0] = b2 + 0.5 * (w0 * s1 - w1 * s0 + o0 * u1 - o1 * u0)
+    # h = m c: angular rows -[be] + (w s^T - s w^T + o u^T - u o^T) / 2
+    w = (w0, w1, w2)
+    u = (u0, u1, u2)
+    o = (o0, o1, o2)
+    sv = (s0, s1, s2)
+    al = (a0, a1, a2)
+    be = (b0, b1, b2)
+    wo = w0 * o0 + w1 * o1 + w2 * o2
+    for r in range(3):
+        for j in range(3):
+            K[r, 1 + j] = 0.5 * (w[r] * sv[j] - sv[r] * w[j] + o[r] * u[j] - u[r] * o[j])
+            K[3 + r, 1 + j] = 0.5 * (o[r] * w[j] + w[r] * o[j])
+        K[3 + r, 1 + r] -= wo
+    K[0, 2] += b2                       # -[be]
+    K[0, 3] -= b1
+    K[1, 1] -= b2
+    K[1, 3] += b0
+    K[2, 1] += b1
+    K[2, 2] -= b0
+    K[3, 2] -= a2                       # [al]
+    K[3, 3] += a1
+    K[4, 1] += a2
+    K[4, 3] -= a0
+    K[5, 1] -= a1
+    K[5, 2] += a0
+    # rotational inertia about the origin
+    for k in range(6):
+        a, b = _INERTIA_PAIRS[k]
+        x0 = x1 = x2 = 0.0              # B al
+        y0 = y1 = y2 = 0.0              # B o
+        z0 = z1 = z2 = 0.0              # B w
+        if a == 0 or b == 0:
+            x0 += al[b] if a == 0 else al[a]
+            y0 += o[b] if a == 0 else o[a]
+            z0 += w[b] if a == 0 else w[a]
+        if (a == 1 or b == 1):
+            x1 += al[b] if a == 1 else al[a]
+            y1 += o[b] if a == 1 else o[a]
+            z1 += w[b] if a == 1 else w[a]
+        if (a == 2 or b == 2):
+            x2 += al[b] if a == 2 else al[a]
+            y2 += o[b] if a == 2 else o[a]
+            z2 += w[b] if a == 2 else w[a]
+        K[0, 4 + k] = x0 + 0.5 * (w1 * y2 - w2 * y1 + o1 * z2 - o2 * z1)
+        K[1, 4 + k] = x1 + 0.5 * (w2 * y0 - w0 * y2 + o2 * z0 - o0 * z2)
+        K[2, 4 + k] = x2 + 0.5 * (w0 * y1 - w1 * y0 + o0 * z1 - o1 * z0)
+        K[3, 4 + k] = K[4, 4 + k] = K[5, 4 + k] = 0.0
 
 
 @njit(**JIT)
@@ -157,39 +180,83 @@ def _reference_kinematics(mi, mc, mI, dv, dm, q, v, vr, ar, W, Wd, kin):
 @njit(**JIT)
 def regressor_kernel(mi, mc, mI, dv, dm, q, v, vr, ar, Y, W, Wd, kin):
     """Y (nv x 10 nj) with Y theta = M a_r + C(q, v) v_r + g (Christoffel C)."""
+    nb, nv = mi.shape[0], Y.shape[0]
+    JT, cols = np.empty((nb, nv, 6)), np.empty((nb, nv + 1), np.int64)
+    return _regressor(mi, mc, mI, dv, dm, q, v, vr, ar, Y, W, Wd, kin, np.empty((6, 10)),
+                      np.empty((3, 6)), JT, cols)
+
+
+@njit(**JIT)
+def regressor_rows(mi, mc, mI, dv, dm, Q, V, A, Y, W, Wd, status, lo, hi):
+    """The inverse-dynamics regressor of samples lo <= k < hi in one compiled call:
+    Y[k, :, :10 nj] = Y(Q[k], V[k], V[k], A[k]) and status[k] its status (``regressor_kernel``;
+    the columns past 10 nj are left alone). Row views without reference counts
+    (``kernels/views.py``): the caller holds every array for the call."""
+    nb, nv = mi.shape[0], V.shape[1]
+    m0, m1, m2, d0, d1 = bare(mi), bare(mc), bare(mI), bare(dv), bare(dm)
+    Qb, Vb, Ab, Yb, Wb, Wdb = bare(Q), bare(V), bare(A), bare(Y), bare(W), bare(Wd)
+    K, s6 = np.empty((6, 10)), np.empty((3, 6))
+    JT, cols = np.empty((nb, nv, 6)), np.empty((nb, nv + 1), np.int64)
+    for k in range(lo, hi):
+        status[k] = _regressor(m0, m1, m2, d0, d1, Qb[k], Vb[k], Vb[k], Ab[k], Yb[k], Wb, Wdb,
+                               True, K, s6, bare(JT), bare(cols))
+
+
+@njit(**JIT)
+def _regressor(mi, mc, mI, dv, dm, q, v, vr, ar, Y, W, Wd, kin, K, s6, JT, cols):
+    """``regressor_kernel`` on scratch K (6, 10), s6 (3, 6), JT (nb, nv, 6), cols (nb, nv + 1);
+    writes Y's first 10 nj columns.
+
+    Body i's block is J_i^T K_i (K_i its wrench map, J_i its body Jacobian): the columns of J_i
+    are those of its parent moved into frame i, J_i = X_i J_p + S_i (Kim 2012, eq. 37), kept
+    for the DOFs of i's chain only (JT[i, c] = column c; cols[i, 0] counts them, then the DOF
+    indices). A mimic joint's S_i adds to its master's column."""
     st = _reference_kinematics(mi, mc, mI, dv, dm, q, v, vr, ar, W, Wd, kin)
     if st != OK:
         return st
     nj = mi.shape[0] - 1
-    Y[:, :] = 0.0
-    K = np.empty((6, 10))
-    Kp = np.empty((6, 10))
-    col = np.empty(6)
-    tmp = np.empty(6)
+    for r in range(Y.shape[0]):
+        for c in range(10 * nj):
+            Y[r, c] = 0.0
     for i in range(1, nj + 1):
-        _body_wrench_map(dv[i, V:V + 6], W[i], Wd[i], K)
+        p = mi[i, P]
+        Ji, ci = JT[i], cols[i]
+        n = 0
+        if p > 0:
+            Jp, cp = JT[p], cols[p]
+            R, t = dv[i, WR:WR + 9], dv[i, WP:WP + 3]
+            for m in range(cp[0]):
+                c = cp[1 + m]
+                se3_Ad_inv(R, t, Jp[c], Ji[c])
+                ci[1 + m] = c
+            n = cp[0]
+        vi, nvi = mi[i, VI], mi[i, NV]
+        S = dm[i, MS]
+        for l in range(nvi):
+            c = vi + l
+            new = True
+            for m in range(n):
+                if ci[1 + m] == c:
+                    new = False
+            if new:
+                ci[1 + n] = c
+                n += 1
+                for r in range(6):
+                    Ji[c, r] = S[r, l]
+            else:
+                for r in range(6):
+                    Ji[c, r] += S[r, l]
+        ci[0] = n
+        _body_wrench_map(dv[i, V:V + 6], W[i], Wd[i], K, s6)
         c0 = 10 * (i - 1)
-        j = i
-        while j > 0:
-            vj, nvj = mi[j, VI], mi[j, NV]
-            S = dm[j, MS]
-            for l in range(nvj):
-                for k in range(10):
-                    acc = 0.0
-                    for r in range(6):
-                        acc += S[r, l] * K[r, k]
-                    Y[vj + l, c0 + k] += acc
-            pj = mi[j, P]
-            if pj > 0:                                  # K <- X_j^T K (into the parent frame)
-                for k in range(10):
-                    for r in range(6):
-                        col[r] = K[r, k]
-                        tmp[r] = 0.0
-                    se3_Ad_inv_T_add(dv[j, WR:WR + 9], dv[j, WP:WP + 3], col, tmp, 1.0)
-                    for r in range(6):
-                        Kp[r, k] = tmp[r]
-                K[:, :] = Kp
-            j = pj
+        for m in range(n):
+            c = ci[1 + m]
+            Jc = Ji[c]
+            for k in range(10):
+                acc = 0.0
+                for r in range(6):
+                    acc += Jc[r] * K[r, k]
+                Y[c, c0 + k] = acc
     return OK
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-from numba import njit
+from ..kernels.jit import njit
 
 from ..algorithms._inputs import vec
 from ..algorithms.configuration import difference

@@ -78,7 +78,7 @@ class MultibodySpace(HomogeneousSpace):
         out = np.zeros(self.dim)
         for vi, kind in self.blocks:
             if kind == "se3":
-                out[vi:vi + 6] = -se3.bracket(u[vi:vi + 6], w[vi:vi + 6])
+                out[vi:vi + 6] = -se3.bracket_unchecked(u[vi:vi + 6], w[vi:vi + 6])
             else:
                 out[vi:vi + 3] = -np.cross(u[vi:vi + 3], w[vi:vi + 3])
         return out
@@ -89,7 +89,7 @@ class MultibodySpace(HomogeneousSpace):
         out = np.array(w, dtype=float, copy=True)
         for vi, kind in self.blocks:
             if kind == "se3":
-                out[vi:vi + 6] = se3.dexp_inv(-u[vi:vi + 6]) @ w[vi:vi + 6]
+                out[vi:vi + 6] = se3.dexp_inv_unchecked(-u[vi:vi + 6]) @ w[vi:vi + 6]
             else:
                 out[vi:vi + 3] = so3.dexp_inv(-u[vi:vi + 3]) @ w[vi:vi + 3]
         return out

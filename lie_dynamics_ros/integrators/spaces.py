@@ -226,31 +226,31 @@ class SE3(LieGroup):
         return np.eye(4)
 
     def exp(self, xi):
-        return se3.exp(xi)
+        return se3.exp_unchecked(np.asarray(xi, dtype=float))
 
     def log(self, g):
-        return se3.log(g)
+        return se3.log_unchecked(np.asarray(g, dtype=float))
 
     def mul(self, g, h):
         return g @ h
 
     def inv(self, g):
-        return se3.inv(g)
+        return se3.inv_unchecked(np.asarray(g, dtype=float))
 
     def Ad(self, g):
-        return se3.Ad(g)
+        return se3.Ad_unchecked(np.asarray(g, dtype=float))
 
     def ad(self, xi):
-        return se3.ad(xi)
+        return se3.ad_unchecked(np.asarray(xi, dtype=float))
 
     def bracket(self, u, v):
-        return se3.bracket(u, v)
+        return se3.bracket_unchecked(np.asarray(u, dtype=float), np.asarray(v, dtype=float))
 
     def dexp(self, u):
-        return se3.dexp(u)
+        return se3.dexp_unchecked(np.asarray(u, dtype=float))
 
     def dexp_inv(self, u, order=None):
-        return se3.dexp_inv(u, order)
+        return se3.dexp_inv_unchecked(np.asarray(u, dtype=float), order)
 
     def unflatten(self, y):
         return np.asarray(y, dtype=float).reshape(4, 4)
@@ -421,7 +421,7 @@ class GroupSpace(HomogeneousSpace):
         if isinstance(self.group, SO3):
             return _hat(xi)
         if isinstance(self.group, SE3):
-            return se3.hat(xi)
+            return se3.hat_unchecked(np.asarray(xi, dtype=float))
         raise NotImplementedError
 
     def bracket(self, u, v):
@@ -466,10 +466,10 @@ class SE3Space(GroupSpace):
         super().__init__(SE3())
 
     def generator(self, xi, y):
-        return (se3.hat(xi) @ y.reshape(4, 4)).ravel()
+        return (se3.hat_unchecked(np.asarray(xi, dtype=float)) @ y.reshape(4, 4)).ravel()
 
     def exp_act(self, xi, y):
-        return (se3.exp(xi) @ y.reshape(4, 4)).ravel()
+        return (se3.exp_unchecked(np.asarray(xi, dtype=float)) @ y.reshape(4, 4)).ravel()
 
 
 class S2Space(HomogeneousSpace):

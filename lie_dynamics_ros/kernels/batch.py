@@ -1,12 +1,11 @@
 """Row loops of the dynamics kernels: one compiled call evaluates the states lo..hi-1 on one
 Data (one worker thread). Each row gets its own status code, so a bad row is found by index.
 The rows run the per-state kernels as they are (armature and principal-axis joints included).
-numba's cache does not follow calls into other modules: when kernels/dynamics.py or what it
-calls changes, edit this file too, so that its cached rows are compiled again with it."""
-from numba import njit
+The cache key covers the kernel files imported (kernels/jit.py), so edits of
+kernels/dynamics.py or what it calls recompile these rows."""
 
 from .dynamics import rnea, aba, crba, hybrid
-from .jit import JIT
+from .jit import JIT, njit
 from .views import bare
 
 

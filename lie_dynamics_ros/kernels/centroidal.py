@@ -15,11 +15,10 @@ order (angular, linear); 6-row outputs are written through ``perm`` (conventions
 the permutation to the public order.
 """
 import numpy as np
-from numba import njit
 
 from .layout import (P, K, VI, NV, WR, WP, SDV, V, A, OR, OP, TMP, TMP2, MS, MSD, MIH, MU, MPI,
                      OK, NONFINITE, SINGULAR, OVERFLOW)
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
 from .joint_kinematics import joint_kinematics, unit_row_at
 from .dynamics import world_poses

@@ -9,12 +9,12 @@ them, and is compiled for ``SIGNATURES`` alone (C-contiguous arrays): any other 
 conventions.PUBLIC_ROWS (read-only), the row order of the public 6-vectors.
 """
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from .layout import H_NB, H_NQ, H_NV, H_ZERO, H_FAIL, BAD_SIZE
 from . import centroidal as K
 from .inverse_mass import mass_matrix_inverse as _minv
-from .jit import JIT
+from .jit import JIT, njit
 from .plan import unpack
 from .views import bare, c_view
 

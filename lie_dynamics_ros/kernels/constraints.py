@@ -11,10 +11,9 @@ costs one O(n) backward and one O(n) forward sweep, with no 6x6 products: M^-1 A
 prescribed joints, M_vv^-1 A_v^T and M_uv M_vv^-1 A_v^T) without forming M or M^-1.
 """
 import numpy as np
-from numba import njit
 
 from .layout import P, VI, NV, WR, WP, OR, OP, ETA, MS, MIH, MU, MPSI, OK
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad_inv, se3_Ad_inv_T_add
 
 

@@ -13,12 +13,11 @@ two work buffers (``work_sizes``: the contact set's tables and scratch, float64 
 that numba dispatches nine arguments instead of forty.
 """
 import numpy as np
-from numba import njit
 
 from .constraints import articulated_columns, bias_accelerations, chain_terms
 from .dynamics import aba, world_poses
 from .joint_kinematics import joint_kinematics
-from .jit import JIT
+from .jit import JIT, njit
 from .layout import BAD_SIZE, H_FAIL, H_NB, H_NQ, H_NV, H_PRESC, H_TAU, OK
 from .plan import unpack
 from .views import bare, c_view

@@ -22,11 +22,10 @@ change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file to
 cached kernels are compiled again with them.
 """
 import numpy as np
-from numba import njit
 
 from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, ETA, OR, OP,
                      MS, MSD, OK, NONFINITE, SINGULAR)
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from .spatial import mat_vec, rigid_congruence_add
 from .dynamics import rnea, crba, world_poses, add_armature_diagonal

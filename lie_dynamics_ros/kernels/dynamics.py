@@ -5,12 +5,11 @@ the joint kinematics when ``kin`` is true (false when Python has filled GENERAL 
 and returns a status code.
 """
 import numpy as np
-from numba import njit
 
 from .layout import (P, K, VI, NV, G, ARM, WR, WP, SDV, V, A, F, ETA, BH, BETA, OR, OP, QDD, TMP,
                      TMP2, FEXT, MS, MIH, MU, MPSI, MPI, MSD, MD, MTMP, OK, NONFINITE, SINGULAR,
                      BAD_MASK, OVERFLOW)
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from .spatial import (mat_vec, matT_vec, symmetric_congruence_add, rigid_congruence_add,
                       invert_spd)

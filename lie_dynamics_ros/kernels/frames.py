@@ -17,11 +17,10 @@ the public row order (conventions.PUBLIC_ROWS). Writable arrays only: numba disp
 read-only array argument several times slower.
 """
 import numpy as np
-from numba import njit
 
 from .layout import P, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB, H_ZERO, OK, \
     NONFINITE, BAD_SIZE
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
 from .joint_kinematics import joint_kinematics, joint_row
 from .spatial import mat_vec

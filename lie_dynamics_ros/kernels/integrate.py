@@ -16,11 +16,10 @@ change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file to
 cached kernels are compiled again with them.
 """
 import numpy as np
-from numba import njit
 
 from . import joints as J
 from .dynamics import aba, hybrid
-from .jit import JIT
+from .jit import JIT, njit
 from .views import unref
 from .layout import K, QI, VI, NQ, MIMIC, OK
 from .lie import (cross, left_jacobian_apply, quat_exp, quat_multiply, quat_to_rot, se3_exp,

@@ -7,11 +7,10 @@ subspace in MPI, U in MU, D in MD, D^-1 in MPSI, U D^-1 in MTMP), dv[i, TMP] (th
 body i's subtree) and a (nj + 1, 6, nv) array ``F`` of the caller's.
 """
 import numpy as np
-from numba import njit
 
 from .layout import (P, VI, NV, ARM, TMP, MIH, MU, MPSI, MPI, MD, MTMP, OK, SINGULAR,
                      OVERFLOW)
-from .jit import JIT
+from .jit import JIT, njit
 from .spatial import invert_spd
 from .centroidal import poses, world_motion, world_inertia
 

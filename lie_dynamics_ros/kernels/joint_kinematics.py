@@ -4,12 +4,11 @@ Reads the model constants ``mc`` and writes the data: dv[i, WR/WP] (T = T_origin
 dm[i, MS] (S_i), dm[i, MSD] (Sdot_i) and dv[i, SDV] (Sdot_i qd_i). GENERAL joints are skipped: Python fills their rows afterwards.
 """
 import numpy as np
-from numba import njit
 
 from .layout import (P0, R0, AX, AX2, MULT, OFF, WR, WP, SDV, MS, MSD, K, QI, VI, NV, MIMIC,
                      OK, NONFINITE, BAD_QUATERNION)
 from . import joints as J
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import quat_to_rot, so3_exp
 
 

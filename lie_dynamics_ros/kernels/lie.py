@@ -11,9 +11,8 @@ its transpose maps child wrenches to the parent (Kim eq. 42).
 from math import comb, factorial, gcd
 
 import numpy as np
-from numba import njit
 
-from .jit import JIT
+from .jit import JIT, njit
 
 # Kernels import no other package folder, so the series below are built here the way
 # ``lie.so3`` builds them; test_lie_kernels checks both tables are equal bit for bit.

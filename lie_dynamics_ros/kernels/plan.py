@@ -10,13 +10,13 @@ array (int64, strided, 2-D, read-only) or a list is a ``TypeError`` of numba's d
 a reinterpretation, and the Python caller then takes its checked path.
 """
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from .layout import (NH, NI, NMC, NDV, NDM, H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6,
                      H_DV, H_DM, H_TAU, H_ZERO, H_ACC, BAD_SIZE)
 from .dynamics import rnea, aba, crba
 from .derivatives import rnea_derivatives, aba_derivatives
-from .jit import JIT
+from .jit import JIT, njit
 from .views import bare, c_view
 
 

@@ -23,10 +23,12 @@ else of IEEE arithmetic is relaxed, so NaN and Inf propagate to tau and a row's 
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
+
+from .jit import njit
 
 from . import joints as J
 from . import layout as L

@@ -23,12 +23,12 @@ rotate each block by R, then C'' = C', B'' = B' + [p] C', A'' = A' + [p] B'^T - 
 Compiled with ``fastmath={'contract'}`` only (FMA contraction, as ``kernels/soa.py`` states):
 no other IEEE relaxation, so NaN and Inf reach qdd, and a D_i <= 1e-300 gives 1/D_i = NaN, so
 that the row's status says 1 and the caller reruns that row through the single-state path,
-which names the joint. numba's cache does not follow calls into ``kernels/soa.py``: when the
-helpers used from there change, touch this file too.
+which names the joint. The cache key covers the kernel files imported (kernels/jit.py), so edits of soa.py recompile
+this file.
 """
 import numpy as np
-from numba import njit
 
+from .jit import njit
 from . import soa as KS
 from .soa import (B, TP, TK, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, WC, WS, WQ, WD,
                   _joint_angles, _load_block, _inverse_transform, _stack_array)

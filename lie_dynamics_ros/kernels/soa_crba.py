@@ -13,12 +13,12 @@ the state index innermost, for the models and plan of ``kernels/soa.py``.
 
 As the per-state ``kernels/dynamics.crba``: full and symmetric, the armature on the diagonal.
 Compiled with ``fastmath={'contract'}`` only; a row's status is 1 when q or a diagonal entry is
-not finite. numba's cache does not follow calls into ``kernels/soa.py`` and
-``kernels/soa_aba.py``: when their helpers change, touch this file too.
+not finite. The cache key covers the kernel files imported (kernels/jit.py), so edits of soa.py and
+soa_aba.py recompile this file.
 """
 import numpy as np
-from numba import njit
 
+from .jit import njit
 from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, WQ, _joint_angles,
                   _stack_array)
 from .soa_aba import NW, WI, rot_sym, force_to_parent, joint_frame

@@ -5,9 +5,8 @@ small matrix-vector products, the inertia congruences X^T I X and an SPD inverse
 parent; X = Ad_{T^-1} (``kernels/lie.py``) maps parent twists to the child frame (Kim eq. 37).
 """
 import numpy as np
-from numba import njit
 
-from .jit import JIT
+from .jit import JIT, njit
 from .lie import se3_Ad_inv, se3_Ad_inv_T_add
 
 

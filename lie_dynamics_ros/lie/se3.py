@@ -11,6 +11,10 @@ This module is the package's public SE(3) algebra (functions on 4x4 arrays and 6
 implementation; docs/api.md "SE(3) algebra" maps each to Pinocchio). Every function checks its
 arguments: shape, finite entries, and for a pose T an orthonormal rotation block with det +1 and
 a last row (0, 0, 0, 1), each to ``POSE_TOL``; a failure is an ``InputError`` naming the argument.
+
+The per-step callers inside the package (integrators, ``configuration.difference``) call the
+``*_unchecked`` twins on float arrays they already hold (the checks cost ~1 us a call); each
+checked function checks and then calls its twin, so every formula is written once.
 """
 import math
 
@@ -33,7 +37,11 @@ def _vec(x, n, name):
 
 def hat(xi):
     """xi = (v, w) -> [[ [w], v ], [0, 0]] (4x4, Kim eq 5)."""
-    xi = _vec(xi, 6, "xi")
+    return hat_unchecked(_vec(xi, 6, "xi"))
+
+
+def hat_unchecked(xi):
+    """``hat`` of a float (6,) array, not checked."""
     X = np.zeros((4, 4))
     X[:3, :3], X[:3, 3] = so3.hat(xi[3:]), xi[:3]
     return X
@@ -50,6 +58,11 @@ def make(R, p):
     return _pose(_rotation(R, "R"), _vec(p, 3, "p"))
 
 
+def make_unchecked(R, p):
+    """``make`` of a float 3x3 rotation and (3,) array, not checked."""
+    return _pose(R, p)
+
+
 def _pose(R, p):
     T = np.eye(4)
     T[:3, :3], T[:3, 3] = R, p
@@ -58,6 +71,12 @@ def _pose(R, p):
 
 def _Rp(T, name="T"):
     """(R, p) of a pose, checked: finite, R orthonormal with det +1, last row (0, 0, 0, 1)."""
+    T = _pose_checked(T, name)
+    return T[:3, :3], T[:3, 3]
+
+
+def _pose_checked(T, name="T"):
+    """T as a float 4x4 array, checked as ``_Rp`` says."""
     T = _mat(T, (4, 4), name)
     rows = T.tolist()
     r3 = rows[3]
@@ -66,25 +85,38 @@ def _Rp(T, name="T"):
     _check_rotation(rows, name)
     if abs(r3[0]) + abs(r3[1]) + abs(r3[2]) + abs(r3[3] - 1.0) > POSE_TOL:
         raise InputError(f"{name}: the last row must be (0, 0, 0, 1), got {r3}")
-    return T[:3, :3], T[:3, 3]
+    return T
 
 
 def exp(xi):
     """exp(hat(xi)) = (exp(w), J_l(w) v) (closed form, series near 0)."""
-    xi = _vec(xi, 6, "xi")
+    return exp_unchecked(_vec(xi, 6, "xi"))
+
+
+def exp_unchecked(xi):
+    """``exp`` of a float (6,) array, not checked."""
     return _pose(so3.exp(xi[3:]), so3.left_jacobian(xi[3:]) @ xi[:3])
 
 
 def log(T):
     """xi = (v, w) with exp(xi) = T, |w| <= pi: w = so3.log(R), v = J_l(w)^-1 p."""
-    R, p = _Rp(T)
-    w = _so3_log(R)
-    return np.concatenate([so3.left_jacobian_inv(w) @ p, w])
+    return log_unchecked(_pose_checked(T))
+
+
+def log_unchecked(T):
+    """``log`` of a float 4x4 pose, not checked."""
+    w = _so3_log(T[:3, :3])
+    return np.concatenate([so3.left_jacobian_inv(w) @ T[:3, 3], w])
 
 
 def inv(T):
     """T^-1 = (R^T, -R^T p) (Kim eq 4)."""
-    R, p = _Rp(T)
+    return inv_unchecked(_pose_checked(T))
+
+
+def inv_unchecked(T):
+    """``inv`` of a float 4x4 pose, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     return _pose(R.T, -R.T @ p)
 
 
@@ -152,7 +184,12 @@ def act_inv_wrench(T, F):
 
 def Ad(T):
     """Ad_T = [[R, [p]R], [0, R]] (Kim eq 7, blocks swapped); hat(Ad_T xi) = T hat(xi) T^-1."""
-    R, p = _Rp(T)
+    return Ad_unchecked(_pose_checked(T))
+
+
+def Ad_unchecked(T):
+    """``Ad`` of a float 4x4 pose, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     A = np.zeros((6, 6))
     A[:3, :3] = A[3:, 3:] = R
     A[:3, 3:] = so3.hat(p) @ R
@@ -161,7 +198,12 @@ def Ad(T):
 
 def Ad_inv(T):
     """Ad_{T^-1} = [[R^T, -R^T[p]], [0, R^T]] without inverting T."""
-    R, p = _Rp(T)
+    return Ad_inv_unchecked(_pose_checked(T))
+
+
+def Ad_inv_unchecked(T):
+    """``Ad_inv`` of a float 4x4 pose, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     A = np.zeros((6, 6))
     A[:3, :3] = A[3:, 3:] = R.T
     A[:3, 3:] = -R.T @ so3.hat(p)
@@ -180,7 +222,11 @@ def Ad_inv_star(T):
 
 def ad(xi):
     """ad_xi = [[[w], [v]], [0, [w]]] (Kim eq 27, Park eq 6, blocks swapped)."""
-    xi = _vec(xi, 6, "xi")
+    return ad_unchecked(_vec(xi, 6, "xi"))
+
+
+def ad_unchecked(xi):
+    """``ad`` of a float (6,) array, not checked."""
     A = np.zeros((6, 6))
     A[:3, :3] = A[3:, 3:] = so3.hat(xi[3:])
     A[:3, 3:] = so3.hat(xi[:3])
@@ -194,7 +240,11 @@ def ad_star(xi):
 
 def bracket(x, y):
     """[x, y] = ad_x y = (w1 x v2 - w2 x v1, w1 x w2)."""
-    x, y = _vec(x, 6, "x"), _vec(y, 6, "y")
+    return bracket_unchecked(_vec(x, 6, "x"), _vec(y, 6, "y"))
+
+
+def bracket_unchecked(x, y):
+    """``bracket`` of two float (6,) arrays, not checked."""
     out = np.empty(6)
     out[:3] = so3.cross(x[3:], y[:3]) - so3.cross(y[3:], x[:3])
     out[3:] = so3.cross(x[3:], y[3:])
@@ -214,7 +264,11 @@ def _phi_ad(xi, g1, g2, g1t, g2t):
 
 def dexp(xi):
     """dexp_xi = sum ad^k/(k+1)! = [[J_l(w), Q], [0, J_l(w)]] in closed form (series near 0)."""
-    xi = _vec(xi, 6, "xi")
+    return dexp_unchecked(_vec(xi, 6, "xi"))
+
+
+def dexp_unchecked(xi):
+    """``dexp`` of a float (6,) array, not checked."""
     t = np.linalg.norm(xi[3:])
     _, g1, g2 = so3.exp_coeffs(t)
     return _phi_ad(xi, g1, g2, *so3.exp_coeffs_d(t))
@@ -223,9 +277,13 @@ def dexp(xi):
 def dexp_inv(xi, order=None):
     """dexp_xi^-1; order=None: exact (Celledoni et al. 2021, §2.3; singular at |w| = 2 pi);
     int k: sum_{j<=k} B_j/j! ad^j."""
-    xi = _vec(xi, 6, "xi")
+    return dexp_inv_unchecked(_vec(xi, 6, "xi"), order)
+
+
+def dexp_inv_unchecked(xi, order=None):
+    """``dexp_inv`` of a float (6,) array, not checked."""
     if order is not None:
-        return so3.series(ad(xi), order)
+        return so3.series(ad_unchecked(xi), order)
     g2, g2t = so3.inv_coeffs(np.linalg.norm(xi[3:]))
     return _phi_ad(xi, -0.5, g2, 0.0, g2t)
 

@@ -84,6 +84,7 @@ class Model:
         self._inertia = _frozen_array(inertia, float)
         self._compile(_gravity_vector(gravity))
         self._tls = threading.local()
+        self._derived, self._derived_lock = {}, threading.Lock()
         self.loops, self.nc, self.loop_tables = (), 0, None
         if loops:
             self.loop_tables = loop_tables_for(self, loops)
@@ -100,7 +101,8 @@ class Model:
     # pickling (a Dask worker in another process gets the model): the per-thread work memory
     # is not sent, and the arrays come back read-only
     def __getstate__(self):
-        state = {k: v for k, v in self.__dict__.items() if k != "_tls"}
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("_tls", "_derived", "_derived_lock")}
         state["frames"] = dict(self.frames)
         return state
 
@@ -113,6 +115,8 @@ class Model:
             T.flags.writeable = False
         object.__setattr__(self, "frames", MappingProxyType(state["frames"]))
         object.__setattr__(self, "_tls", threading.local())
+        object.__setattr__(self, "_derived", {})
+        object.__setattr__(self, "_derived_lock", threading.Lock())
 
     def _limits(self, actuated):
         nv = self.nv
@@ -189,6 +193,19 @@ class Model:
         mi.flags.writeable = mc.flags.writeable = False
         #: (nj + 1, NI) int64 topology, (nj + 1, NMC) constants, (nj + 1, 6, 6) inertias
         self.mi, self.mc, self.mI = mi, mc, self._inertia
+
+    def derived(self, key, build):
+        """``build(model)`` made once per model and kept (thread-safe): kernel arrays that an
+        algorithm derives from the frozen model, such as the SoA plan of ``batch_soa.py``.
+        ``build`` should return read-only arrays, since every thread shares them."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            pass
+        with self._derived_lock:
+            if key not in self._derived:
+                self._derived[key] = build(self)
+            return self._derived[key]
 
     def create_data(self):
         """A new ``Data``: the work buffers of every algorithm, for one thread at a time."""
