@@ -143,3 +143,17 @@ def test_a_bad_closure_is_refused_by_the_constructor_naming_it():
         tree.with_loops([bad])
     with pytest.raises(ldr.InputError, match="LoopClosure objects, got dict"):
         tree.with_loops([bad.as_dict()])
+
+
+def test_a_pickled_model_addresses_the_same_frames():
+    """A Dask worker gets the model by pickle: links and joints still name the same frames."""
+    import pickle
+    m = bundled("arm7.urdf")
+    back = pickle.loads(pickle.dumps(m))
+    assert dict(back.joint_frames) == dict(m.joint_frames) and back.frame_names == m.frame_names
+    q = ldr.random_configuration(m, rng=3)
+    for name in (m.frame_names[-1], m.joints[2].name):
+        np.testing.assert_array_equal(ldr.frame_jacobian(back, q, name, reference="world"),
+                                      ldr.frame_jacobian(m, q, name, reference="world"))
+    with pytest.raises(TypeError):
+        back.joint_frames["x"] = "y"                     # still read-only

@@ -103,7 +103,7 @@ class Model:
     def __getstate__(self):
         state = {k: v for k, v in self.__dict__.items()
                  if k not in ("_tls", "_derived", "_derived_lock")}
-        state["frames"] = dict(self.frames)
+        state["frames"], state["joint_frames"] = dict(self.frames), dict(self.joint_frames)
         return state
 
     def __setstate__(self, state):
@@ -114,6 +114,7 @@ class Model:
         for _, T in state["frames"].values():
             T.flags.writeable = False
         object.__setattr__(self, "frames", MappingProxyType(state["frames"]))
+        object.__setattr__(self, "joint_frames", MappingProxyType(state["joint_frames"]))
         object.__setattr__(self, "_tls", threading.local())
         object.__setattr__(self, "_derived", {})
         object.__setattr__(self, "_derived_lock", threading.Lock())
