@@ -2,11 +2,12 @@
 one call each for every joint kind, with a status code for bad input.
 
 The retraction is ``integrate.integrate_q`` (the integrators' own, so a simulation step and
-``ldr.integrate`` are one formula). The difference is its inverse on each joint: the SE(3)
-log of T0^-1 T1 for free joints (Murray, Li & Sastry 1994, eq. 2.36 and Prop. 2.9: w = log of
-R0^T R1, v = J_l(w)^-1 R0^T (p1 - p0), J_l the left Jacobian of SO(3)), the SO(3) log of
-conj(q0) q1 for ball joints, q1 - q0 elsewhere; continuous joints wrap to [-pi, pi). Twists
-keep the public (linear, angular) order of ``v`` on free joints, as ``integrate_q`` does.
+``ldr.integrate`` are one formula). The difference is its inverse on each joint. Free joints:
+the SE(3) log of T0^-1 T1, i.e. Park, Bobrow & Ploen (1995), eqs. 15-17 solved for the twist:
+w = log(R0^T R1) (from the quaternion conj(q0) q1), v = dexp_w^-1 R0^T (p1 - p0) with the
+closed-form so(3) dexp^-1 of Celledoni et al. (2021, §2.2). Ball joints: the log of
+conj(q0) q1. Elsewhere q1 - q0, continuous joints wrapped to [-pi, pi). Twists keep the public
+(linear, angular) order of ``v`` on free joints, as ``integrate_q`` does.
 
 numba's cache does not follow calls into other modules: when integrate.py or lie.py change,
 edit this file too, so that its cached kernels are compiled again with them.
