@@ -227,7 +227,7 @@ def test_any_array_like_gives_the_same_result():
         a.flags.writeable = False
     strided = np.repeat(q0, 2)[::2]
     for q, vv, dt in ((q0.tolist(), v.tolist(), 2), (q0[:, None], v[:, None], np.float64(2)),
-                      (ro0, rov, 2.0), (strided, v, np.array(2.0))):
+                      (ro0, rov, 2.0), (strided, v, np.array(2.0)), (q0, v, 2)):
         np.testing.assert_array_equal(ldr.integrate(model, q, vv, dt), want_i)
     for a, b in ((q0.tolist(), q1.tolist()), (q0[:, None], q1[:, None]), (ro0, ro1),
                  (strided, q1)):
