@@ -31,7 +31,7 @@ from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian,
                                     centroidal_momentum_matrix_time_variation,
                                     mass_matrix_inverse)
 from .algorithms import batch_soa
-from .algorithms.configuration import neutral_configuration
+from .algorithms.configuration import difference, integrate, neutral_configuration
 from .algorithms.contacts import contact_dynamics, contact_jacobian, impulse_dynamics
 from .algorithms.derivatives import (forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
@@ -54,7 +54,7 @@ from .resources import bundled_urdf
 KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spatial",
                   "lie_dynamics_ros.kernels.joint_kinematics",
                   "lie_dynamics_ros.kernels.dynamics", "lie_dynamics_ros.kernels.plan",
-                  "lie_dynamics_ros.kernels.integrate",
+                  "lie_dynamics_ros.kernels.integrate", "lie_dynamics_ros.kernels.configuration",
                   "lie_dynamics_ros.kernels.derivatives", "lie_dynamics_ros.kernels.batch",
                   "lie_dynamics_ros.kernels.constraints", "lie_dynamics_ros.kernels.soa",
                   "lie_dynamics_ros.kernels.soa_aba", "lie_dynamics_ros.kernels.soa_crba",
@@ -115,8 +115,9 @@ def _state(model):
 def warm_up(model, integrators=("semi_implicit",)):
     """Call each public dynamics function once on ``model`` (at its neutral configuration
     clipped to its limits), which compiles or loads every kernel they use, and build and take
-    one step of each integrator in ``integrators``."""
+    one step of each integrator in ``integrators``; ``integrate`` and ``difference`` too."""
     q, z = _state(model)
+    difference(model, integrate(model, q, z), q)
     inverse_dynamics(model, q, z, z)
     forward_dynamics(model, q, z, z)
     mass_matrix(model, q)

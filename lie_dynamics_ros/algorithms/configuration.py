@@ -1,20 +1,32 @@
-"""The configuration manifold: free joints on SE(3), ball joints on SO(3), the rest in R^n."""
+"""The configuration manifold: free joints on SE(3), ball joints on SO(3), the rest in R^n.
+
+``integrate``, ``difference`` and ``neutral_configuration`` are one compiled call each
+(kernels/configuration.py), for every joint kind (general joints integrate as vectors)."""
+import threading
+
 import numpy as np
 
 from ..errors import InputError
-from ..lie import so3, se3
+from ..kernels import configuration as KC
 from ..kernels import joints as J
+from ..kernels import layout as L
 from ._inputs import vec
 
 
-def _group_joints(model):
-    """(q index, v index, kind) of the joints whose q is not a plain vector."""
-    return [(j.q_index, j.v_index, j.joint.kind) for j in model.joints
-            if j.mimic is None and j.joint.kind in (J.FREE, J.SPHERICAL)]
+def _compile(name):
+    """Compile (or load from numba's cache) the entry ``name`` of kernels/configuration.py for
+    its one signature, then close it to every other argument type (a TypeError of the
+    dispatch: the caller then takes its checked path)."""
+    with _lock:
+        if name not in _ready:
+            fn, sig = KC.SIGNATURES[name]
+            fn.compile(sig)
+            fn.disable_compile()
+            _ready.add(name)
 
 
-def _conj(qt):
-    return np.array([-qt[0], -qt[1], -qt[2], qt[3]])
+_ready = set()
+_lock = threading.Lock()
 
 
 def integrate(model, q, v, dt=1.0):
@@ -22,69 +34,66 @@ def integrate(model, q, v, dt=1.0):
 
     The result stays on the manifold by construction (unit quaternions up to round-off).
     """
-    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v)) and np.isfinite(dt)):
-        raise InputError("non-finite values in q, v or dt")
-    groups = _group_joints(model)
-    if not groups:
-        return q + v * dt
     out = np.empty(model.nq)
-    vq = _vector_part(model)
-    out[vq[0]] = q[vq[0]] + v[vq[1]] * dt
-    for qi, vi, kind in groups:
-        if kind == J.FREE:
-            vl, w = v[vi:vi + 3] * dt, v[vi + 3:vi + 6] * dt
-            R = so3.quat_to_rot(q[qi + 3:qi + 7])
-            out[qi:qi + 3] = q[qi:qi + 3] + R @ (so3.left_jacobian(w) @ vl)
-            out[qi + 3:qi + 7] = so3.quat_multiply(q[qi + 3:qi + 7], so3.quat_exp(w))
-        else:
-            out[qi:qi + 4] = so3.quat_multiply(q[qi:qi + 4], so3.quat_exp(v[vi:vi + 3] * dt))
+    if "integrate" in _ready:           # float64 vectors of the right length: one call
+        try:
+            if KC.integrate(model.mi, q, v, dt, out) == 0:
+                return out
+        except TypeError:
+            pass
+    else:
+        _compile("integrate")
+    q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise InputError(f"dt must be a real number, got {dt!r}") from None
+    _raise(model, KC.integrate(model.mi, np.array(q), np.array(v), dt, out), "q, v or dt", q=q)
     return out
 
 
 def difference(model, q0, q1):
     """v such that integrate(q0, v) = q1: the log on SE(3)/SO(3), the shortest angle on S^1 for
     continuous (unlimited revolute) joints, subtraction elsewhere."""
-    q0, q1 = vec(q0, model.nq, "q0", model=model), vec(q1, model.nq, "q1", model=model)
-    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(q1))):
-        raise InputError("non-finite values in q0 or q1")
-    groups = _group_joints(model)
-    if not groups:
-        return _wrap_circles(model, q1 - q0)
     out = np.empty(model.nv)
-    vq = _vector_part(model)
-    out[vq[1]] = q1[vq[0]] - q0[vq[0]]
-    for qi, vi, kind in groups:
-        if kind == J.FREE:
-            # checked above: finite; quat_to_rot normalises (and refuses a zero quaternion)
-            T0 = se3.make_unchecked(so3.quat_to_rot(q0[qi + 3:qi + 7]), q0[qi:qi + 3])
-            T1 = se3.make_unchecked(so3.quat_to_rot(q1[qi + 3:qi + 7]), q1[qi:qi + 3])
-            out[vi:vi + 6] = se3.log_unchecked(se3.inv_unchecked(T0) @ T1)   # (linear, angular)
-        else:
-            out[vi:vi + 3] = so3.quat_log(so3.quat_multiply(_conj(q0[qi:qi + 4]), q1[qi:qi + 4]))
-    return _wrap_circles(model, out)
+    if "difference" in _ready:
+        try:
+            if KC.difference(model.mi, model.continuous_v, q0, q1, out) == 0:
+                return out
+        except TypeError:
+            pass
+    else:
+        _compile("difference")
+    q0, q1 = vec(q0, model.nq, "q0", model=model), vec(q1, model.nq, "q1", model=model)
+    _raise(model, KC.difference(model.mi, model.continuous_v, np.array(q0), np.array(q1), out),
+           "q0 or q1", q0=q0, q1=q1)
+    return out
 
 
-def _wrap_circles(model, dv):
-    """Angles of continuous joints into [-pi, pi): a driver that wraps its readings must not
-    turn into a 2 pi error."""
-    idx = model.continuous_v
-    if idx.size:
-        dv[idx] = np.mod(dv[idx] + np.pi, 2 * np.pi) - np.pi
-    return dv
-
-
-def _vector_part(model):
-    """Index arrays (into q, into v) of all coordinates that integrate as vectors."""
-    return model.vector_q_index, model.vector_v_index
+def _raise(model, status, names, **qs):
+    """The InputError of a kernel status (none for OK): non-finite input, or the joint whose
+    quaternion is zero."""
+    if status == L.OK:
+        return
+    if status == L.NONFINITE:
+        raise InputError(f"non-finite values in {names}")
+    for name, q in qs.items():
+        for j in model.joints:
+            if j.mimic is None and j.joint.kind in (J.FREE, J.SPHERICAL):
+                i = j.q_index + (3 if j.joint.kind == J.FREE else 0)
+                if not np.linalg.norm(q[i:i + 4]) > 0.0:
+                    raise InputError(f"quaternion must be finite and non-zero: {name} of joint "
+                                     f"{j.name!r} is {q[i:i + 4].tolist()}")
+    raise InputError(f"{names}: kernel status {status}")
 
 
 def neutral_configuration(model):
     """Zero joint positions and identity rotations."""
-    q = np.zeros(model.nq)
-    for qi, _, kind in _group_joints(model):
-        q[qi + (3 if kind == J.FREE else 0) + 3] = 1.0
-    return q
+    if "neutral" not in _ready:
+        _compile("neutral")
+    out = np.empty(model.nq)
+    KC.neutral(model.mi, out)
+    return out
 
 
 def random_configuration(model, rng=None):
