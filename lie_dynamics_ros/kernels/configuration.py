@@ -13,11 +13,11 @@ numba's cache does not follow calls into other modules: when integrate.py or lie
 edit this file too, so that its cached kernels are compiled again with them.
 """
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from . import joints as J
 from .integrate import integrate_q
-from .jit import JIT
+from .jit import JIT, njit
 from .layout import K, QI, VI, NQ, NV, MIMIC, OK, NONFINITE, BAD_QUATERNION, BAD_SIZE
 from .lie import quat_multiply, so3_dexp_inv_apply
 

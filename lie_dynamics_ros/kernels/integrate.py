@@ -11,9 +11,8 @@ explains the right action and why dexp^-1 is taken at -sigma). Free joints carry
 body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
 model's armature on M's diagonal (``kernels/dynamics.py``).
 
-numba's cache does not follow calls into other modules: when the kernels called from here
-change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file too, so that its
-cached kernels are compiled again with them.
+The cache key covers the kernel files imported (kernels/jit.py), so edits of the kernels
+called from here (kernels/dynamics.py, joint_kinematics.py, spatial.py) recompile this file.
 """
 import numpy as np
 
