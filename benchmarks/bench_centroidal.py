@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -29,16 +28,10 @@ import pinocchio as pin  # noqa: E402
 
 import lie_dynamics_ros as ldr  # noqa: E402
 from oracle import PinMap, build_pin_model, erd  # noqa: E402
+from paired import compare, print_rows  # noqa: E402
 
 ROBOTS = [("ur5", "ur_description/urdf/ur5_robot.urdf", False),
           ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True)]
-
-
-def _per_call(f, number):
-    t0 = time.process_time()
-    for _ in range(number):
-        f()
-    return (time.process_time() - t0) / number
 
 
 def _pairs(path, floating):
@@ -76,13 +69,7 @@ def rows(rounds=31, number=1000):
     out = []
     for robot, rel, floating in ROBOTS:
         for name, ours, theirs in _pairs(erd(rel), floating):
-            ours(), theirs()
-            a, b = [], []
-            for _ in range(rounds):
-                a.append(_per_call(ours, number))
-                b.append(_per_call(theirs, number))
-            out.append((robot, name, 1e6 * np.median(a), 1e6 * np.median(b),
-                        float(np.median(np.divide(a, b)))))
+            out.append((robot, name) + compare(ours, theirs, rounds, number))
     return out
 
 
@@ -91,9 +78,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=31)
     p.add_argument("--number", type=int, default=1000)
     args = p.parse_args(argv)
-    print(f"{'robot':14s} {'call':40s} {'ours us':>9s} {'pin us':>9s} {'ratio':>6s}")
-    for robot, call, ours, theirs, ratio in rows(args.rounds, args.number):
-        print(f"{robot:14s} {call:40s} {ours:9.2f} {theirs:9.2f} {ratio:6.2f}")
+    print_rows(rows(args.rounds, args.number), 40)
 
 
 if __name__ == "__main__":

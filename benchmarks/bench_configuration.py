@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Time of ``ldr.integrate`` and ``ldr.difference`` against Pinocchio's ``integrate`` and
-``difference`` for the same configurations, interleaved round by round: the median over the
-rounds, microseconds per call, and the ratio ours / Pinocchio. ur5 (six revolute joints) and
-talos_reduced (free base, 32 revolute joints).
+``difference`` for the same configurations, interleaved round by round in CPU time
+(benchmarks/paired.py): medians in microseconds per call and the ratio ours / Pinocchio. ur5
+(six revolute joints) and talos_reduced (free base, 32 revolute joints).
 
     .venv/bin/python benchmarks/bench_configuration.py [--rounds 15] [--number 2000]
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -24,16 +23,10 @@ import pinocchio as pin  # noqa: E402
 
 import lie_dynamics_ros as ldr  # noqa: E402
 from oracle import PinMap, build_pin_model, erd  # noqa: E402
+from paired import compare, print_rows  # noqa: E402
 
 ROBOTS = [("ur5", "ur_description/urdf/ur5_robot.urdf", False),
           ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True)]
-
-
-def _per_call(f, number):
-    t0 = time.perf_counter()
-    for _ in range(number):
-        f()
-    return (time.perf_counter() - t0) / number
 
 
 def _pairs(robot, path, floating):
@@ -52,16 +45,11 @@ def _pairs(robot, path, floating):
 
 
 def rows(rounds=15, number=2000):
-    """[(robot, call, ours us, Pinocchio us)]."""
+    """[(robot, call, ours us, Pinocchio us, median of the rounds' ratios)] (paired.py)."""
     out = []
     for robot, rel, floating in ROBOTS:
         for robot_, name, ours, theirs in _pairs(robot, erd(rel), floating):
-            ours(), theirs()
-            a, b = [], []
-            for _ in range(rounds):
-                a.append(_per_call(ours, number))
-                b.append(_per_call(theirs, number))
-            out.append((robot_, name, 1e6 * np.median(a), 1e6 * np.median(b)))
+            out.append((robot_, name) + compare(ours, theirs, rounds, number))
     return out
 
 
@@ -70,9 +58,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--number", type=int, default=2000)
     args = p.parse_args(argv)
-    print(f"{'robot':14s} {'call':12s} {'ours us':>9s} {'pin us':>9s} {'ratio':>6s}")
-    for robot, call, ours, theirs in rows(args.rounds, args.number):
-        print(f"{robot:14s} {call:12s} {ours:9.2f} {theirs:9.2f} {ours / theirs:6.2f}")
+    print_rows(rows(args.rounds, args.number), 12)
 
 
 if __name__ == "__main__":

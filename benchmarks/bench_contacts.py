@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time of the rigid-contact calls against Pinocchio's Python calls for the same state,
-interleaved round by round: the median over the rounds, microseconds per call, and the ratio
-ours / Pinocchio.
+interleaved round by round in CPU time (benchmarks/paired.py): medians in microseconds per
+call and the ratio ours / Pinocchio.
 
 * ``contact_dynamics`` / ``constraintDynamics`` (ProximalSettings mu = 0, one iteration: the
   exact solve) on solo12 with four 3D feet and talos_reduced with two 6D soles, LOCAL;
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -31,18 +30,12 @@ import pinocchio as pin  # noqa: E402
 import lie_dynamics_ros as ldr  # noqa: E402
 import pinocchio_talos_contact_simulation as talos_example  # noqa: E402
 from oracle import PinMap, build_pin_model, erd  # noqa: E402
+from paired import compare, print_rows  # noqa: E402
 
 ROBOTS = [("solo12", "solo_description/robots/solo12.urdf",
            ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"], "3d"),
           ("talos_reduced", "talos_data/robots/talos_reduced.urdf",
            ["left_sole_link", "right_sole_link"], "6d")]
-
-
-def _per_call(f, number):
-    t0 = time.perf_counter()
-    for _ in range(number):
-        f()
-    return (time.perf_counter() - t0) / number
 
 
 def _pin_contacts(pm, frames, kind):
@@ -115,16 +108,11 @@ def _talos_step(model, pm, mp, contacts, cms, cds, prox):
 
 
 def rows(rounds=15, number=1000):
-    """[(robot, call, ours us, Pinocchio us)]."""
+    """[(robot, call, ours us, Pinocchio us, median of the rounds' ratios)] (paired.py)."""
     out = []
     for robot, rel, frames, kind in ROBOTS:
         for robot_, name, ours, theirs in _pairs(robot, erd(rel), frames, kind):
-            ours(), theirs()
-            a, b = [], []
-            for _ in range(rounds):
-                a.append(_per_call(ours, number))
-                b.append(_per_call(theirs, number))
-            out.append((robot_, name, 1e6 * np.median(a), 1e6 * np.median(b)))
+            out.append((robot_, name) + compare(ours, theirs, rounds, number))
     return out
 
 
@@ -133,9 +121,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--number", type=int, default=1000)
     args = p.parse_args(argv)
-    print(f"{'robot':14s} {'call':40s} {'ours us':>9s} {'pin us':>9s} {'ratio':>6s}")
-    for robot, call, ours, theirs in rows(args.rounds, args.number):
-        print(f"{robot:14s} {call:40s} {ours:9.2f} {theirs:9.2f} {ours / theirs:6.2f}")
+    print_rows(rows(args.rounds, args.number), 40)
 
 
 if __name__ == "__main__":
