@@ -15,9 +15,15 @@ Frame table ``tab`` (nf + 1, 16), built once per model and Data (algorithms/fram
 < nf is frame f's body row and its pose in that body, T[:3, :4] row-major; the last row holds
 the public row order (conventions.PUBLIC_ROWS). Writable arrays only: numba dispatches a
 read-only array argument several times slower.
+
+The public calls use the entries at the end (``ENTRIES``): each dispatches with few arrays
+(numba's dispatch costs about 0.045 us per array argument), the table and the one-shots'
+scratch pass packed in one array ``mem`` (``MEM_HEAD`` floats: nf, nb; the table; the scratch),
+and the frame, the quantity and the reference packed in one integer ``code``.
 """
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .layout import P, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB, H_ZERO, OK, \
     NONFINITE, BAD_SIZE
@@ -362,3 +368,136 @@ def all_placements(buf, q, kin, tab, out, with_joints):
     if st != OK:
         return st
     return placements(kin, tab, out)
+
+
+# -- entries of the public calls: few arguments, one compiled signature set each ----------------
+MEM_HEAD = 2
+
+
+def code_of(f, what, ref):
+    """The integer ``code`` of the entries: frame ``f``, quantity ``what``, reference ``ref``."""
+    return (f << 5) | (what << 2) | ref
+
+
+@njit(inline="always", **JIT)
+def _unpack_mem(mem):
+    """(ok, tab, kin scratch) inside ``mem``; empty views when its head does not fit it."""
+    nf, nb = int(mem[0]), int(mem[1])
+    ok = nf >= 0 and nb >= 1 and mem.shape[0] >= MEM_HEAD + (nf + 1) * 16 + nb * NK
+    if not ok:
+        nf, nb = -1, 0
+    tab = c_view(mem[MEM_HEAD:], (nf + 1, 16))
+    kin = c_view(mem[MEM_HEAD + (nf + 1) * 16:], (nb, NK))
+    return ok, tab, kin
+
+
+def _as_matrix(x):
+    raise NotImplementedError("compiled only")
+
+
+@overload(_as_matrix, inline="always")
+def _as_matrix_impl(x):
+    """A (6,) result seen as (6, 1), a matrix as itself (no reference counts)."""
+    if x.ndim == 1:
+        return lambda x: c_view(x, (x.shape[0], 1))
+    return lambda x: bare(x)
+
+
+@njit(**JIT)
+def pass_q(buf, q, kin):
+    """``kinematics`` at rest (order 0)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    return kinematics(buf, q, zero, zero, kin, 0, True)
+
+
+@njit(**JIT)
+def pass_qv(buf, q, v, kin):
+    """``kinematics`` with v (order 1)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    return kinematics(buf, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)), kin, 1, True)
+
+
+@njit(**JIT)
+def pass_qva(buf, q, v, a, kin):
+    """``kinematics`` with v and a (order 2)."""
+    return kinematics(buf, q, v, a, kin, 2, True)
+
+
+@njit(**JIT)
+def read(kin, mem, res, code):
+    """One read (``code``) from a pass's array ``kin`` with the table in ``mem``."""
+    ok, tab, _ = _unpack_mem(mem)
+    if not ok:
+        return BAD_SIZE
+    return _read_checked(bare(kin), tab, code >> 5, (code >> 2) & 7, code & 3, _as_matrix(res))
+
+
+@njit(**JIT)
+def read_all(kin, mem, out):
+    """Every frame's placement from a pass's array ``kin``."""
+    ok, tab, _ = _unpack_mem(mem)
+    if not ok:
+        return BAD_SIZE
+    return placements(bare(kin), tab, bare(out))
+
+
+@njit(inline="always", **JIT)
+def _shot(buf, q, v, a, mem, res, code, order):
+    ok, tab, kin = _unpack_mem(mem)
+    if not ok:
+        return BAD_SIZE
+    return frame_quantity(buf, q, v, a, kin, tab, code >> 5, (code >> 2) & 7, code & 3,
+                          _as_matrix(res), order, True)
+
+
+@njit(**JIT)
+def shot_q(buf, q, mem, res, code):
+    """One-shot quantity of q alone (placement, Jacobian): the frame's chain, then the read."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    return _shot(buf, q, zero, zero, mem, res, code, 0)
+
+
+@njit(**JIT)
+def shot_qv(buf, q, v, mem, res, code):
+    """One-shot quantity of (q, v): twist, J-dot."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    return _shot(buf, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)), mem, res, code, 1)
+
+
+@njit(**JIT)
+def shot_qva(buf, q, v, a, mem, res, code):
+    """One-shot acceleration of (q, v, a)."""
+    return _shot(buf, q, v, a, mem, res, code, 2)
+
+
+@njit(**JIT)
+def placements_q(buf, q, mem, out):
+    """The order-0 pass and every frame's placement (forward kinematics)."""
+    ok, tab, kin = _unpack_mem(mem)
+    if not ok:
+        return BAD_SIZE
+    return all_placements(buf, q, kin, tab, bare(out), True)
+
+
+_V = types.Array(types.float64, 1, "C")
+_M = types.Array(types.float64, 2, "C")
+_M3 = types.Array(types.float64, 3, "C")
+_I = types.int64
+#: (entry, its signatures): what algorithms/frames.py compiles, then closes to other types
+ENTRIES = ((pass_q, [(_V, _V, _M)]), (pass_qv, [(_V, _V, _V, _M)]),
+           (pass_qva, [(_V, _V, _V, _V, _M)]),
+           (read, [(_M, _V, _M, _I), (_M, _V, _V, _I)]), (read_all, [(_M, _V, _M3)]),
+           (shot_q, [(_V, _V, _V, _M, _I)]),
+           (shot_qv, [(_V, _V, _V, _V, _M, _I), (_V, _V, _V, _V, _V, _I)]),
+           (shot_qva, [(_V, _V, _V, _V, _V, _V, _I)]),
+           (placements_q, [(_V, _V, _V, _M3)]))
