@@ -285,16 +285,6 @@ def _checked_shot(model, q, v, a, frame, what, reference, data, who):
     return res
 
 
-def _shot_memory(model, q, data):
-    """(Data, _Memory) for a one-shot call's fast path, or None (the checked path)."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
-        d = model.default_data() if data is None else data_for(model, data)
-        m = d.extra.get("frames")
-        if m is not None and m.model is model:
-            return d, m
-    return None
-
-
 def frame_jacobian(model, q, frame, reference="local", data=None):
     """(6, nv) Jacobian of ``frame`` in ``reference`` (Pinocchio's computeFrameJacobian)."""
     if q.__class__ is _ND and _ready.ok and not model.has_general:
@@ -327,13 +317,15 @@ def frame_pose(model, q, frame, data=None):
 
 def frame_velocity(model, q, v, frame, reference="local", data=None):
     """(6,) twist of ``frame`` in ``reference`` (Pinocchio's getFrameVelocity)."""
-    dm = _shot_memory(model, q, data)
-    if dm is not None:
+    if q.__class__ is _ND and _ready.ok and not model.has_general:
+        d = model.default_data() if data is None else data_for(model, data)
+        m = d.extra.get("frames")
         try:
             res = np.empty(6)
-            if K.shot_qv(dm[0].buf, q, v, dm[1].mem, res, dm[1].ids[frame] + _VEL[reference]) == 0:
+            if m.model is model and K.shot_qv(d.buf, q, v, m.mem, res,
+                                              m.ids[frame] + _VEL[reference]) == 0:
                 return res
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             pass
     if v is None:
         raise InputError("frame_velocity: v is required")
@@ -343,15 +335,16 @@ def frame_velocity(model, q, v, frame, reference="local", data=None):
 
 def frame_acceleration(model, q, v, a, frame, reference="local", classical=False, data=None):
     """(6,) acceleration of ``frame`` in ``reference``; see ``Kinematics.acceleration``."""
-    dm = _shot_memory(model, q, data)
-    if dm is not None:
+    if q.__class__ is _ND and _ready.ok and not model.has_general:
+        d = model.default_data() if data is None else data_for(model, data)
+        m = d.extra.get("frames")
         try:
             res = np.empty(6)
             codes = _CLS if classical is True else _ACC if classical is False else {}
-            code = dm[1].ids[frame] + codes[reference]
-            if K.shot_qva(dm[0].buf, q, v, a, dm[1].mem, res, code) == 0:
+            if m.model is model and K.shot_qva(d.buf, q, v, a, m.mem, res,
+                                               m.ids[frame] + codes[reference]) == 0:
                 return res
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             pass
     if v is None or a is None:
         raise InputError(f"frame_acceleration: {'v' if v is None else 'a'} is required")
@@ -362,14 +355,15 @@ def frame_acceleration(model, q, v, a, frame, reference="local", classical=False
 def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=None):
     """(6, nv) dJ/dt of ``frame`` in ``reference``; see
     ``Kinematics.jacobian_time_variation``."""
-    dm = _shot_memory(model, q, data)
-    if dm is not None:
+    if q.__class__ is _ND and _ready.ok and not model.has_general:
+        d = model.default_data() if data is None else data_for(model, data)
+        m = d.extra.get("frames")
         try:
-            res = np.empty(dm[1].jshape)
-            if K.shot_qv(dm[0].buf, q, v, dm[1].mem, res,
-                         dm[1].ids[frame] + _JDOT[reference]) == 0:
+            res = np.empty(m.jshape)
+            if m.model is model and K.shot_qv(d.buf, q, v, m.mem, res,
+                                              m.ids[frame] + _JDOT[reference]) == 0:
                 return res
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             pass
     if v is None:
         raise InputError("frame_jacobian_time_variation: v is required")
@@ -380,13 +374,14 @@ def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=No
 def frame_placements(model, q, data=None):
     """(len(model.frame_names), 4, 4) world poses of every link frame, in
     ``model.frame_names`` order (Pinocchio's framesForwardKinematics)."""
-    dm = _shot_memory(model, q, data)
-    if dm is not None:
-        out = np.empty((dm[1].nf, 4, 4))
+    if q.__class__ is _ND and _ready.ok and not model.has_general:
+        d = model.default_data() if data is None else data_for(model, data)
+        m = d.extra.get("frames")
         try:
-            if K.placements_q(dm[0].buf, q, dm[1].mem, out) == 0:
+            out = np.empty((m.nf, 4, 4))
+            if m.model is model and K.placements_q(d.buf, q, m.mem, out) == 0:
                 return out
-        except TypeError:
+        except (TypeError, AttributeError):
             pass
     _compile_entries()
     d = data_for(model, data)
