@@ -46,9 +46,10 @@ LOCAL, WORLD, LOCAL_WORLD_ALIGNED = range(3)
 
 @njit(inline="always", **JIT)
 def _universe(kin):
-    kin[0, :] = 0.0
+    for c in range(KS):         # pose, twist, acceleration (its columns are never read)
+        kin[0, c] = 0.0
     kin[0, KR] = kin[0, KR + 4] = kin[0, KR + 8] = 1.0
-    kin[0, KT] = -1.0
+    kin[0, KT], kin[0, KT + 2] = -1.0, 0.0
 
 
 @njit(inline="always", **JIT)
@@ -158,6 +159,12 @@ def kinematics(buf, q, v, a, kin, order, with_joints):
     """The pass on the Data buffer ``buf`` into ``kin`` (nb, NK); ``with_joints`` False when
     Python filled the joint rows (General joints). Returns a status code."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, order, with_joints)
+
+
+@njit(inline="always", **JIT)
+def _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, order, with_joints):
+    """``kinematics`` on the views ``unpack`` gave (the entries unpack ``buf`` once)."""
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
             or kin.shape[0] != h[H_NB] or kin.shape[1] != NK:
@@ -298,16 +305,18 @@ def _read_checked(kin, tab, f, what, ref, res):
 
 
 @njit(**JIT)
-def frame_read(kin, tab, f, what, ref, res):
-    """One read of frame ``f`` from a pass's array; returns a status code."""
-    return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
-
-
-@njit(**JIT)
 def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints):
     """The pass (to ``order``) on the frame's chain only, and one read, in one call (the
     one-shot functions)."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, f, what, ref, res, order,
+                        with_joints)
+
+
+@njit(inline="always", **JIT)
+def _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, f, what, ref, res, order,
+                 with_joints):
+    """``frame_quantity`` on the views ``unpack`` gave."""
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
             or kin.shape[0] != h[H_NB] or kin.shape[1] != NK or tab.shape[1] != 16 \
@@ -324,16 +333,6 @@ def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints
         return st
     kin[0, KT + 1] = nv
     return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
-
-
-@njit(**JIT)
-def frame_quantity_q(buf, q, kin, tab, f, what, ref, res, with_joints):
-    """``frame_quantity`` at rest (placements and Jacobians): fewer arguments to dispatch."""
-    h, ok, mi, mc, mI, dv, dm = unpack(buf)
-    if not ok:
-        return BAD_SIZE
-    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    return frame_quantity(buf, q, zero, zero, kin, tab, f, what, ref, res, 0, with_joints)
 
 
 @njit(**JIT)
@@ -364,7 +363,7 @@ def all_placements(buf, q, kin, tab, out, with_joints):
     if not ok:
         return BAD_SIZE
     zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    st = kinematics(buf, q, zero, zero, kin, 0, with_joints)
+    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, 0, with_joints)
     if st != OK:
         return st
     return placements(kin, tab, out)
@@ -410,7 +409,7 @@ def pass_q(buf, q, kin):
     if not ok:
         return BAD_SIZE
     zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    return kinematics(buf, q, zero, zero, kin, 0, True)
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, 0, True)
 
 
 @njit(**JIT)
@@ -419,13 +418,15 @@ def pass_qv(buf, q, v, kin):
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     if not ok:
         return BAD_SIZE
-    return kinematics(buf, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)), kin, 1, True)
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)),
+                          kin, 1, True)
 
 
 @njit(**JIT)
 def pass_qva(buf, q, v, a, kin):
     """``kinematics`` with v and a (order 2)."""
-    return kinematics(buf, q, v, a, kin, 2, True)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, 2, True)
 
 
 @njit(**JIT)
@@ -447,12 +448,12 @@ def read_all(kin, mem, out):
 
 
 @njit(inline="always", **JIT)
-def _shot(buf, q, v, a, mem, res, code, order):
-    ok, tab, kin = _unpack_mem(mem)
-    if not ok:
+def _shot(h, ok, mi, mc, dv, dm, q, v, a, mem, res, code, order):
+    okm, tab, kin = _unpack_mem(mem)
+    if not okm:
         return BAD_SIZE
-    return frame_quantity(buf, q, v, a, kin, tab, code >> 5, (code >> 2) & 7, code & 3,
-                          _as_matrix(res), order, True)
+    return _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, code >> 5, (code >> 2) & 7,
+                        code & 3, _as_matrix(res), order, True)
 
 
 @njit(**JIT)
@@ -462,7 +463,7 @@ def shot_q(buf, q, mem, res, code):
     if not ok:
         return BAD_SIZE
     zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    return _shot(buf, q, zero, zero, mem, res, code, 0)
+    return _shot(h, ok, mi, mc, dv, dm, q, zero, zero, mem, res, code, 0)
 
 
 @njit(**JIT)
@@ -471,22 +472,29 @@ def shot_qv(buf, q, v, mem, res, code):
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     if not ok:
         return BAD_SIZE
-    return _shot(buf, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)), mem, res, code, 1)
+    return _shot(h, ok, mi, mc, dv, dm, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)), mem, res,
+                 code, 1)
 
 
 @njit(**JIT)
 def shot_qva(buf, q, v, a, mem, res, code):
     """One-shot acceleration of (q, v, a)."""
-    return _shot(buf, q, v, a, mem, res, code, 2)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _shot(h, ok, mi, mc, dv, dm, q, v, a, mem, res, code, 2)
 
 
 @njit(**JIT)
 def placements_q(buf, q, mem, out):
     """The order-0 pass and every frame's placement (forward kinematics)."""
-    ok, tab, kin = _unpack_mem(mem)
-    if not ok:
+    okm, tab, kin = _unpack_mem(mem)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not (ok and okm):
         return BAD_SIZE
-    return all_placements(buf, q, kin, tab, bare(out), True)
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, 0, True)
+    if st != OK:
+        return st
+    return placements(kin, tab, bare(out))
 
 
 _V = types.Array(types.float64, 1, "C")
