@@ -54,8 +54,8 @@ def _universe(kin):
 
 @njit(inline="always", **JIT)
 def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
-    """Row i of the pass, its parent's done: world pose (into dv too), world columns, and with
-    ``order`` >= 1 the twist and the columns' rates, with 2 the acceleration."""
+    """Row i of the pass, its parent's done: world pose (into dv too), with ``order`` >= 0 the
+    world columns, >= 1 the twist and the columns' rates, 2 the acceleration."""
     # indexed in place, no row views: this part runs for every body of every pass
     p = mi[i, P]
     vi, nv = mi[i, VI], mi[i, NV]
@@ -69,6 +69,8 @@ def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
         kin[i, KP + r] = x_
         dv[i, OP + r] = x_
     kin[i, KT], kin[i, KT + 1], kin[i, KT + 2] = p, vi, nv
+    if order < 0:                       # poses only (placements)
+        return
     o0, o1, o2 = kin[i, KP], kin[i, KP + 1], kin[i, KP + 2]
     for j in range(nv):                 # Ad_{oT_i} S_j (Kim eq. 7)
         base = KS + 6 * j
@@ -156,8 +158,10 @@ def _finite(x):
 
 @njit(**JIT)
 def kinematics(buf, q, v, a, kin, order, with_joints):
-    """The pass on the Data buffer ``buf`` into ``kin`` (nb, NK); ``with_joints`` False when
-    Python filled the joint rows (General joints). Returns a status code."""
+    """The pass on the Data buffer ``buf`` into ``kin`` (nb, NK), ``order`` -1: poses, 0: and
+    the world columns, 1: and twists and the columns' rates, 2: and accelerations;
+    ``with_joints`` False when Python filled the joint rows (General joints). Returns a
+    status code."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, order, with_joints)
 
@@ -358,12 +362,12 @@ def placements(kin, tab, out):
 
 @njit(**JIT)
 def all_placements(buf, q, kin, tab, out, with_joints):
-    """The order-0 pass and ``placements`` in one call (forward kinematics)."""
+    """The pass for poses only and ``placements`` in one call (forward kinematics)."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     if not ok:
         return BAD_SIZE
     zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, 0, with_joints)
+    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, -1, with_joints)
     if st != OK:
         return st
     return placements(kin, tab, out)
@@ -452,8 +456,11 @@ def _shot(h, ok, mi, mc, dv, dm, q, v, a, mem, res, code, order):
     okm, tab, kin = _unpack_mem(mem)
     if not okm:
         return BAD_SIZE
-    return _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, code >> 5, (code >> 2) & 7,
-                        code & 3, _as_matrix(res), order, True)
+    what = (code >> 2) & 7
+    if what == PLACEMENT:
+        order = -1
+    return _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, code >> 5, what, code & 3,
+                        _as_matrix(res), order, True)
 
 
 @njit(**JIT)
@@ -485,13 +492,13 @@ def shot_qva(buf, q, v, a, mem, res, code):
 
 @njit(**JIT)
 def placements_q(buf, q, mem, out):
-    """The order-0 pass and every frame's placement (forward kinematics)."""
+    """The pass for poses only and every frame's placement (forward kinematics)."""
     okm, tab, kin = _unpack_mem(mem)
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     if not (ok and okm):
         return BAD_SIZE
     zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, 0, True)
+    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, -1, True)
     if st != OK:
         return st
     return placements(kin, tab, bare(out))
