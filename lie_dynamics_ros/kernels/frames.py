@@ -2,8 +2,9 @@
 
 The pass stores, per body row i, its world pose oT_i, its body twist V_i and acceleration Vd_i
 (frame i, the base at rest, no gravity; Kim 2012, eqs. 37 and 41, Table 2) and the world
-columns of its joint's motion subspace, Ad_{oT_i} S_i (Kim eq. 7), with their time derivatives
-Ad_{oT_i} (ad_{V_i} S_i + Sdot_i) (Kim Lemma 1, eqs. 26-27), as Pinocchio's
+columns of its joint's motion subspace, Ad_{oT_i} S_i (Kim eq. 7); their time derivatives
+Ad_{oT_i} (ad_{V_i} S_i + Sdot_i) (Kim Lemma 1, eqs. 26-27) are formed by the reads, along the
+frame's chain only (the pass keeps Ad_{oT_i} Sdot_i where S moves), as Pinocchio's
 computeJointJacobians and computeJointJacobiansTimeVariation (Carpentier et al. 2019). A
 frame's world Jacobian is the sum of its ancestors' columns; the other references follow from
 the frame's pose. The pass writes the world poses into the Data too (dv's OR/OP).
@@ -25,8 +26,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .layout import P, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB, H_ZERO, OK, \
+from .layout import P, K as KIND, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB, H_ZERO, OK, \
     NONFINITE, BAD_SIZE
+from . import joints as J
 from .jit import JIT
 from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
 from .joint_kinematics import joint_kinematics, joint_row
@@ -34,10 +36,11 @@ from .spatial import mat_vec
 from .plan import unpack
 from .views import bare, c_view, scratch
 
-# columns of a pass's per-body array (nb, NK): pose, twist, acceleration, world columns and
-# their rates, and the topology (parent, first DOF, DOF count, as floats) for the reads
-KR, KP, KV, KA, KS, KSD, KT = 0, 9, 12, 18, 24, 60, 96
-NK = 99
+# columns of a pass's per-body array (nb, NK): pose, twist, acceleration, world columns, the
+# world form of Sdot's columns (only where KF is 1: a joint whose S moves), and the topology
+# (parent, first DOF, DOF count, as floats) for the reads
+KR, KP, KV, KA, KS, KSD, KT, KF = 0, 9, 12, 18, 24, 60, 96, 99
+NK = 100
 # what a read returns
 PLACEMENT, JACOBIAN, JACOBIAN_DOT, VELOCITY, ACCELERATION, CLASSICAL = range(6)
 # references (Pinocchio's LOCAL, WORLD, LOCAL_WORLD_ALIGNED)
@@ -97,11 +100,17 @@ def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
     mat_vec(S, v[vi:vi + nv], Sq, nv, False)
     for r in range(6):
         Vi[r] += Sq[r]
-    for j in range(nv):
-        for r in range(6):
-            x[r] = dm[i, MSD, r, j]
-        se3_ad_add(Vi, S[:, j], x, 1.0)
-        se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
+    # the columns' rates Ad(ad_Vi S_j + Sdot_j) = ad_{Ad Vi}(Ad S_j) + Ad Sdot_j (Kim Lemma 1):
+    # the reads form the first term, only along the frame's chain; the pass keeps Ad Sdot_j
+    # of the joints whose S moves (planar, universal, General)
+    kind = mi[i, KIND]
+    k[KF] = 0.0 if (kind == J.REVOLUTE or kind == J.PRISMATIC or kind == J.FREE
+                    or kind == J.SPHERICAL) else 1.0
+    if k[KF] != 0.0:
+        for j in range(nv):
+            for r in range(6):
+                x[r] = dm[i, MSD, r, j]
+            se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
     if order >= 2:
         Ai = k[KA:KA + 6]
         se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KA:KA + 6], Ai)
@@ -239,8 +248,9 @@ def _rate_to_reference(R, o, ref, Vw, x, dx, y, out):
 def _read(kin, tab, f, what, ref, res):
     """One quantity of frame ``f`` into ``res``: (4, 4) for PLACEMENT, (6, nv) for the
     Jacobians, (6, 1) for a twist or an acceleration, in the public row order."""
-    w = scratch(36)         # R (9), o (3), Vw (6), x (6), y (6), z (6)
+    w = scratch(48)         # R (9), o (3), Vw (6), x (6), y (6), z (6), Vj (6), dx (6)
     R, o, Vw, x, y, z = w[0:9], w[9:12], w[12:18], w[18:24], w[24:30], w[30:36]
+    Vj, dx = w[36:42], w[42:48]
     row = _frame_pose(kin, tab, f, R, o)
     if what == PLACEMENT:
         for r in range(3):
@@ -262,13 +272,18 @@ def _read(kin, tab, f, what, ref, res):
         while j > 0:
             Kj = kin[j]
             vi = int(Kj[KT + 1])
+            if what == JACOBIAN_DOT:        # body j's world twist, for its columns' rates
+                se3_Ad(Kj[KR:KR + 9], Kj[KP:KP + 3], Kj[KV:KV + 6], Vj)
             for k in range(int(Kj[KT + 2])):
                 col = vi + k
                 xs = Kj[KS + 6 * k:KS + 6 * k + 6]
                 if what == JACOBIAN:
                     _to_reference(R, o, ref, xs, y)
-                else:
-                    _rate_to_reference(R, o, ref, Vw, xs, Kj[KSD + 6 * k:KSD + 6 * k + 6], z, y)
+                else:               # the column's rate ad_{Vj} xs (+ Ad Sdot, see _pass_row)
+                    for r in range(6):
+                        dx[r] = Kj[KSD + 6 * k + r] if Kj[KF] != 0.0 else 0.0
+                    se3_ad_add(Vj, xs, dx, 1.0)
+                    _rate_to_reference(R, o, ref, Vw, xs, dx, z, y)
                 res[0, col] += y[p0]
                 res[1, col] += y[p1]
                 res[2, col] += y[p2]
