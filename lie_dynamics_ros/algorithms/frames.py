@@ -30,26 +30,34 @@ _read = K.read
 
 
 class _Ready:
-    """The entries of kernels/frames.py are compiled and closed to other argument types."""
-    ok = False
+    """Which groups of entries of kernels/frames.py (``_GROUPS``) are compiled and closed to
+    other argument types: a public call tries its entry first once its group is."""
+    kinematics = shot_q = shot_qv = shot_qva = placements_q = False
 
 
 _ready = _Ready()
 _lock = threading.Lock()
+_ENTRIES = {fn.py_func.__name__: (fn, sigs) for fn, sigs in K.ENTRIES}
+#: the entries of each group (a first call loads only its own from numba's cache)
+_GROUPS = {"kinematics": ("pass_q", "pass_qv", "pass_qva", "read", "read_all"),
+           "shot_q": ("shot_q",), "shot_qv": ("shot_qv",), "shot_qva": ("shot_qva",),
+           "placements_q": ("placements_q",)}
 
 
-def _compile_entries():
-    """Compile (or load from numba's cache) every entry for its signatures, then close its
-    dispatch (a TypeError for any other type), so that a call takes numba's fast path."""
-    if _ready.ok:
+def _compile_entries(group):
+    """Compile (or load from numba's cache) the entries of ``group`` for their signatures, then
+    close their dispatch (a TypeError for any other type), so that a call takes numba's fast
+    path."""
+    if getattr(_ready, group):
         return
     with _lock:
-        if not _ready.ok:
-            for fn, sigs in K.ENTRIES:
+        if not getattr(_ready, group):
+            for name in _GROUPS[group]:
+                fn, sigs = _ENTRIES[name]
                 for sig in sigs:
                     fn.compile(sig)
                 fn.disable_compile()
-            _ready.ok = True
+            setattr(_ready, group, True)
 
 
 def _reference(reference):
@@ -236,7 +244,7 @@ def kinematics(model, q, v=None, a=None, data=None):
     """One compiled pass over the tree at (q[, v[, a]]) (Pinocchio's forwardKinematics +
     computeJointJacobians, + computeJointJacobiansTimeVariation with v); a ``Kinematics``
     whose reads give any frame's quantities. Accelerations are kinematic (no gravity)."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.kinematics and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         if m is not None and m.model is model:
@@ -252,7 +260,7 @@ def kinematics(model, q, v=None, a=None, data=None):
                     return Kinematics(model, kin, m, 2)
             except TypeError:
                 pass
-    _compile_entries()
+    _compile_entries("kinematics")
     d = data_for(model, data)
     q, v, a, order = _inputs(model, q, v, a, d, "kinematics")
     m = _memory(model, d)
@@ -267,7 +275,7 @@ def kinematics(model, q, v=None, a=None, data=None):
 def _checked_shot(model, q, v, a, frame, what, reference, data, who):
     """The checked path of the one-shot calls: the pass (to the order the arguments give) on
     the frame's chain only, and one read."""
-    _compile_entries()
+    _compile_entries("shot_q" if v is None else "shot_qv" if a is None else "shot_qva")
     d = data_for(model, data)
     m = _memory(model, d)
     f = m.code(frame) >> 5
@@ -287,7 +295,7 @@ def _checked_shot(model, q, v, a, frame, what, reference, data, who):
 
 def frame_jacobian(model, q, frame, reference="local", data=None):
     """(6, nv) Jacobian of ``frame`` in ``reference`` (Pinocchio's computeFrameJacobian)."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.shot_q and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         try:
@@ -303,7 +311,7 @@ def frame_jacobian(model, q, frame, reference="local", data=None):
 
 def frame_pose(model, q, frame, data=None):
     """4x4 world pose of ``frame`` (Pinocchio's updateFramePlacement)."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.shot_q and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         try:
@@ -317,7 +325,7 @@ def frame_pose(model, q, frame, data=None):
 
 def frame_velocity(model, q, v, frame, reference="local", data=None):
     """(6,) twist of ``frame`` in ``reference`` (Pinocchio's getFrameVelocity)."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.shot_qv and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         try:
@@ -335,7 +343,7 @@ def frame_velocity(model, q, v, frame, reference="local", data=None):
 
 def frame_acceleration(model, q, v, a, frame, reference="local", classical=False, data=None):
     """(6,) acceleration of ``frame`` in ``reference``; see ``Kinematics.acceleration``."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.shot_qva and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         try:
@@ -355,7 +363,7 @@ def frame_acceleration(model, q, v, a, frame, reference="local", classical=False
 def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=None):
     """(6, nv) dJ/dt of ``frame`` in ``reference``; see
     ``Kinematics.jacobian_time_variation``."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.shot_qv and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         try:
@@ -374,7 +382,7 @@ def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=No
 def frame_placements(model, q, data=None):
     """(len(model.frame_names), 4, 4) world poses of every link frame, in
     ``model.frame_names`` order (Pinocchio's framesForwardKinematics)."""
-    if q.__class__ is _ND and _ready.ok and not model.has_general:
+    if q.__class__ is _ND and _ready.placements_q and not model.has_general:
         d = model.default_data() if data is None else data_for(model, data)
         m = d.extra.get("frames")
         try:
@@ -383,7 +391,7 @@ def frame_placements(model, q, data=None):
                 return out
         except (TypeError, AttributeError):
             pass
-    _compile_entries()
+    _compile_entries("placements_q")
     d = data_for(model, data)
     q = vec(q, model.nq, "q", model=model)
     m = _memory(model, d)
