@@ -298,3 +298,97 @@ def test_a_chain_deeper_than_the_one_shot_scratch():
             np.testing.assert_allclose(ldr.frame_jacobian_time_variation(m, q, v, frame, ref),
                                        kin.jacobian_time_variation(frame, ref), atol=1e-12)
     assert np.abs(kin.jacobian("l70", "world")[:, :70]).max() > 0.1
+
+
+def _two_arms(offset):
+    """Two-link arms of equal sizes and frame names whose tool frames (a link on a fixed
+    joint, so the frame table holds its offset) differ."""
+    b = ldr.ModelBuilder(f"arm_{offset}")
+    for ln in ("base", "upper", "fore"):
+        b.add_link(ln, mass=1.0, inertia=np.eye(3) * 1e-2)
+    b.add_link("tip")
+    b.add_joint("shoulder", ldr.Revolute((0, 0, 1)), "base", "upper")
+    b.add_joint("elbow", ldr.Revolute((0, 1, 0)), "upper", "fore",
+                origin=se3.make(np.eye(3), [0.3, 0, 0]))
+    b.add_joint("tool", ldr.Fixed(), "fore", "tip", origin=se3.make(np.eye(3), [offset, 0, 0]))
+    return b.build(), "tip"
+
+
+def test_a_data_shared_by_two_models_gives_each_its_frames():
+    """The fast paths keep the frame table per model and Data: a Data reloaded with another
+    model of the same sizes serves that model's frames, and a result keeps its own."""
+    (m1, tip1), (m2, tip2) = _two_arms(0.3), _two_arms(0.7)
+    q = np.array([0.4, -0.9])
+    d = m1.create_data()
+    ref1, ref2 = ldr.forward_kinematics(m1, q)[tip1], ldr.forward_kinematics(m2, q)[tip2]
+    k1 = ldr.kinematics(m1, q, data=d)
+    for _ in range(2):      # the first call builds the table, the second reads it
+        np.testing.assert_allclose(ldr.frame_pose(m1, q, tip1, data=d), ref1, atol=1e-14)
+        np.testing.assert_allclose(ldr.frame_pose(m2, q, tip2, data=d), ref2, atol=1e-14)
+        np.testing.assert_allclose(ldr.kinematics(m2, q, data=d).placement(tip2), ref2,
+                                   atol=1e-14)
+        np.testing.assert_allclose(ldr.frame_placements(m1, q, data=d)[m1.frame_id(tip1)], ref1,
+                                   atol=1e-14)
+    np.testing.assert_allclose(k1.placement(tip1), ref1, atol=1e-14)
+    assert not np.allclose(ref1, ref2)
+
+
+def test_threads_with_their_own_data_agree_with_one_thread():
+    import threading
+    model = _setup("talos_reduced")[0]
+    states = _states(model, n=4, seed=5)
+    want = [(ldr.frame_jacobian(model, q, "left_sole_link", "world"),
+             ldr.kinematics(model, q, v, a).acceleration("right_sole_link")) for q, v, a in states]
+    got, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(200):
+                for i, (q, v, a) in enumerate(states):
+                    J = ldr.frame_jacobian(model, q, "left_sole_link", "world")
+                    acc = ldr.kinematics(model, q, v, a).acceleration("right_sole_link")
+                    got[k, i] = (J, acc)
+                    assert np.array_equal(J, want[i][0]) and np.array_equal(acc, want[i][1])
+        except AssertionError as e:
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(got) == 3 * len(states)
+
+
+def test_the_fast_paths_refuse_what_the_checked_path_refuses():
+    """float64 vectors take the compiled entries first; any other input, a wrong length or a
+    non-finite value ends in the checked path's InputError, and lists give the same numbers."""
+    model = _setup("ur5")[0]
+    q = np.asarray(ldr.random_configuration(model, 3))
+    v = np.linspace(-1, 1, model.nv)
+    ldr.frame_jacobian(model, q, "tool0")          # the entries are compiled
+    np.testing.assert_array_equal(ldr.frame_jacobian(model, list(q), "tool0", "world"),
+                                  ldr.frame_jacobian(model, q, "tool0", "world"))
+    np.testing.assert_array_equal(ldr.frame_velocity(model, q, list(v), "tool0"),
+                                  ldr.frame_velocity(model, q, v, "tool0"))
+    np.testing.assert_array_equal(ldr.kinematics(model, q.astype(np.float32)).placement("tool0"),
+                                  ldr.kinematics(model, q.astype(np.float32).astype(float))
+                                  .placement("tool0"))
+    for call in (lambda x: ldr.frame_jacobian(model, x, "tool0"),
+                 lambda x: ldr.frame_pose(model, x, "tool0"),
+                 lambda x: ldr.frame_placements(model, x),
+                 lambda x: ldr.kinematics(model, x, v).velocity("tool0"),
+                 lambda x: ldr.frame_acceleration(model, x, v, v, "tool0", classical=True)):
+        with pytest.raises(ldr.InputError, match=r"q must have shape \(6,\)"):
+            call(np.zeros(model.nq + 1))
+        with pytest.raises(ldr.InputError, match="non-finite.*q"):
+            call(np.full(model.nq, np.nan))
+    with pytest.raises(ldr.InputError, match="classical must be True or False"):
+        ldr.frame_acceleration(model, q, v, v, "tool0", classical=1.0)
+    with pytest.raises(ldr.InputError, match="reference must be one of"):
+        ldr.kinematics(model, q).jacobian("tool0", ["local"])
+    with pytest.raises(ldr.InputError, match="a frame is a link or joint name"):
+        ldr.frame_jacobian(model, q, ["tool0"])
+    with pytest.raises(ldr.InputError, match="v is required"):
+        ldr.frame_acceleration(model, q, None, v, "tool0")
+    with pytest.raises(ldr.InputError, match="acceleration a needs the velocity v"):
+        ldr.kinematics(model, q, None, v)

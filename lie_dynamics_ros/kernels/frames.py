@@ -2,8 +2,9 @@
 
 The pass stores, per body row i, its world pose oT_i, its body twist V_i and acceleration Vd_i
 (frame i, the base at rest, no gravity; Kim 2012, eqs. 37 and 41, Table 2) and the world
-columns of its joint's motion subspace, Ad_{oT_i} S_i (Kim eq. 7), with their time derivatives
-Ad_{oT_i} (ad_{V_i} S_i + Sdot_i) (Kim Lemma 1, eqs. 26-27), as Pinocchio's
+columns of its joint's motion subspace, Ad_{oT_i} S_i (Kim eq. 7); their time derivatives
+Ad_{oT_i} (ad_{V_i} S_i + Sdot_i) (Kim Lemma 1, eqs. 26-27) are formed by the reads, along the
+frame's chain only (the pass keeps Ad_{oT_i} Sdot_i where S moves), as Pinocchio's
 computeJointJacobians and computeJointJacobiansTimeVariation (Carpentier et al. 2019). A
 frame's world Jacobian is the sum of its ancestors' columns; the other references follow from
 the frame's pose. The pass writes the world poses into the Data too (dv's OR/OP).
@@ -15,11 +16,19 @@ Frame table ``tab`` (nf + 1, 16), built once per model and Data (algorithms/fram
 < nf is frame f's body row and its pose in that body, T[:3, :4] row-major; the last row holds
 the public row order (conventions.PUBLIC_ROWS). Writable arrays only: numba dispatches a
 read-only array argument several times slower.
+
+The public calls use the entries at the end (``ENTRIES``): each dispatches with few arrays
+(numba's dispatch costs about 0.045 us per array argument), the table and the one-shots'
+scratch pass packed in one array ``mem`` (``MEM_HEAD`` floats: nf, nb; the table; the scratch),
+and the frame, the quantity and the reference packed in one integer ``code``.
 """
 import numpy as np
+from numba import types
+from numba.extending import overload
 
-from .layout import P, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB, H_ZERO, OK, \
-    NONFINITE, BAD_SIZE
+from .layout import (P, K as KIND, VI, NV, WR, WP, SDV, OR, OP, MS, MSD, H_NQ, H_NV, H_NB,
+                     H_ZERO, OK, NONFINITE, BAD_SIZE)
+from . import joints as J
 from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_ad_add
 from .joint_kinematics import joint_kinematics, joint_row
@@ -27,10 +36,11 @@ from .spatial import mat_vec
 from .plan import unpack
 from .views import bare, c_view, scratch
 
-# columns of a pass's per-body array (nb, NK): pose, twist, acceleration, world columns and
-# their rates, and the topology (parent, first DOF, DOF count, as floats) for the reads
-KR, KP, KV, KA, KS, KSD, KT = 0, 9, 12, 18, 24, 60, 96
-NK = 99
+# columns of a pass's per-body array (nb, NK): pose, twist, acceleration, world columns, the
+# world form of Sdot's columns (only where KF is 1: a joint whose S moves), and the topology
+# (parent, first DOF, DOF count, as floats) for the reads
+KR, KP, KV, KA, KS, KSD, KT, KF = 0, 9, 12, 18, 24, 60, 96, 99
+NK = 100
 # what a read returns
 PLACEMENT, JACOBIAN, JACOBIAN_DOT, VELOCITY, ACCELERATION, CLASSICAL = range(6)
 # references (Pinocchio's LOCAL, WORLD, LOCAL_WORLD_ALIGNED)
@@ -39,15 +49,16 @@ LOCAL, WORLD, LOCAL_WORLD_ALIGNED = range(3)
 
 @njit(inline="always", **JIT)
 def _universe(kin):
-    kin[0, :] = 0.0
+    for c in range(KS):         # pose, twist, acceleration (its columns are never read)
+        kin[0, c] = 0.0
     kin[0, KR] = kin[0, KR + 4] = kin[0, KR + 8] = 1.0
-    kin[0, KT] = -1.0
+    kin[0, KT], kin[0, KT + 2] = -1.0, 0.0
 
 
 @njit(inline="always", **JIT)
 def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
-    """Row i of the pass, its parent's done: world pose (into dv too), world columns, and with
-    ``order`` >= 1 the twist and the columns' rates, with 2 the acceleration."""
+    """Row i of the pass, its parent's done: world pose (into dv too), with ``order`` >= 0 the
+    world columns, >= 1 the twist and the columns' rates, 2 the acceleration."""
     # indexed in place, no row views: this part runs for every body of every pass
     p = mi[i, P]
     vi, nv = mi[i, VI], mi[i, NV]
@@ -61,6 +72,8 @@ def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
         kin[i, KP + r] = x_
         dv[i, OP + r] = x_
     kin[i, KT], kin[i, KT + 1], kin[i, KT + 2] = p, vi, nv
+    if order < 0:                       # poses only (placements)
+        return
     o0, o1, o2 = kin[i, KP], kin[i, KP + 1], kin[i, KP + 2]
     for j in range(nv):                 # Ad_{oT_i} S_j (Kim eq. 7)
         base = KS + 6 * j
@@ -87,11 +100,17 @@ def _pass_row(mi, dv, dm, v, a, kin, order, i, Sq, x):
     mat_vec(S, v[vi:vi + nv], Sq, nv, False)
     for r in range(6):
         Vi[r] += Sq[r]
-    for j in range(nv):
-        for r in range(6):
-            x[r] = dm[i, MSD, r, j]
-        se3_ad_add(Vi, S[:, j], x, 1.0)
-        se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
+    # the columns' rates Ad(ad_Vi S_j + Sdot_j) = ad_{Ad Vi}(Ad S_j) + Ad Sdot_j (Kim Lemma 1):
+    # the reads form the first term, only along the frame's chain; the pass keeps Ad Sdot_j
+    # of the joints whose S moves (planar, universal, General)
+    kind = mi[i, KIND]
+    k[KF] = 0.0 if (kind == J.REVOLUTE or kind == J.PRISMATIC or kind == J.FREE
+                    or kind == J.SPHERICAL) else 1.0
+    if k[KF] != 0.0:
+        for j in range(nv):
+            for r in range(6):
+                x[r] = dm[i, MSD, r, j]
+            se3_Ad(R, o, x, k[KSD + 6 * j:KSD + 6 * j + 6])
     if order >= 2:
         Ai = k[KA:KA + 6]
         se3_Ad_inv(c[WR:WR + 9], c[WP:WP + 3], pr[KA:KA + 6], Ai)
@@ -148,9 +167,17 @@ def _finite(x):
 
 @njit(**JIT)
 def kinematics(buf, q, v, a, kin, order, with_joints):
-    """The pass on the Data buffer ``buf`` into ``kin`` (nb, NK); ``with_joints`` False when
-    Python filled the joint rows (General joints). Returns a status code."""
+    """The pass on the Data buffer ``buf`` into ``kin`` (nb, NK), ``order`` -1: poses, 0: and
+    the world columns, 1: and twists and the columns' rates, 2: and accelerations;
+    ``with_joints`` False when Python filled the joint rows (General joints). Returns a
+    status code."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, order, with_joints)
+
+
+@njit(inline="always", **JIT)
+def _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, order, with_joints):
+    """``kinematics`` on the views ``unpack`` gave (the entries unpack ``buf`` once)."""
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
             or kin.shape[0] != h[H_NB] or kin.shape[1] != NK:
@@ -221,8 +248,9 @@ def _rate_to_reference(R, o, ref, Vw, x, dx, y, out):
 def _read(kin, tab, f, what, ref, res):
     """One quantity of frame ``f`` into ``res``: (4, 4) for PLACEMENT, (6, nv) for the
     Jacobians, (6, 1) for a twist or an acceleration, in the public row order."""
-    w = scratch(36)         # R (9), o (3), Vw (6), x (6), y (6), z (6)
+    w = scratch(48)         # R (9), o (3), Vw (6), x (6), y (6), z (6), Vj (6), dx (6)
     R, o, Vw, x, y, z = w[0:9], w[9:12], w[12:18], w[18:24], w[24:30], w[30:36]
+    Vj, dx = w[36:42], w[42:48]
     row = _frame_pose(kin, tab, f, R, o)
     if what == PLACEMENT:
         for r in range(3):
@@ -244,13 +272,18 @@ def _read(kin, tab, f, what, ref, res):
         while j > 0:
             Kj = kin[j]
             vi = int(Kj[KT + 1])
+            if what == JACOBIAN_DOT:        # body j's world twist, for its columns' rates
+                se3_Ad(Kj[KR:KR + 9], Kj[KP:KP + 3], Kj[KV:KV + 6], Vj)
             for k in range(int(Kj[KT + 2])):
                 col = vi + k
                 xs = Kj[KS + 6 * k:KS + 6 * k + 6]
                 if what == JACOBIAN:
                     _to_reference(R, o, ref, xs, y)
-                else:
-                    _rate_to_reference(R, o, ref, Vw, xs, Kj[KSD + 6 * k:KSD + 6 * k + 6], z, y)
+                else:               # the column's rate ad_{Vj} xs (+ Ad Sdot, see _pass_row)
+                    for r in range(6):
+                        dx[r] = Kj[KSD + 6 * k + r] if Kj[KF] != 0.0 else 0.0
+                    se3_ad_add(Vj, xs, dx, 1.0)
+                    _rate_to_reference(R, o, ref, Vw, xs, dx, z, y)
                 res[0, col] += y[p0]
                 res[1, col] += y[p1]
                 res[2, col] += y[p2]
@@ -291,16 +324,18 @@ def _read_checked(kin, tab, f, what, ref, res):
 
 
 @njit(**JIT)
-def frame_read(kin, tab, f, what, ref, res):
-    """One read of frame ``f`` from a pass's array; returns a status code."""
-    return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
-
-
-@njit(**JIT)
 def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints):
     """The pass (to ``order``) on the frame's chain only, and one read, in one call (the
     one-shot functions)."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, f, what, ref, res, order,
+                        with_joints)
+
+
+@njit(inline="always", **JIT)
+def _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, f, what, ref, res, order,
+                 with_joints):
+    """``frame_quantity`` on the views ``unpack`` gave."""
     nv = h[H_NV]
     if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
             or kin.shape[0] != h[H_NB] or kin.shape[1] != NK or tab.shape[1] != 16 \
@@ -317,16 +352,6 @@ def frame_quantity(buf, q, v, a, kin, tab, f, what, ref, res, order, with_joints
         return st
     kin[0, KT + 1] = nv
     return _read_checked(bare(kin), bare(tab), f, what, ref, bare(res))
-
-
-@njit(**JIT)
-def frame_quantity_q(buf, q, kin, tab, f, what, ref, res, with_joints):
-    """``frame_quantity`` at rest (placements and Jacobians): fewer arguments to dispatch."""
-    h, ok, mi, mc, mI, dv, dm = unpack(buf)
-    if not ok:
-        return BAD_SIZE
-    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    return frame_quantity(buf, q, zero, zero, kin, tab, f, what, ref, res, 0, with_joints)
 
 
 @njit(**JIT)
@@ -352,12 +377,157 @@ def placements(kin, tab, out):
 
 @njit(**JIT)
 def all_placements(buf, q, kin, tab, out, with_joints):
-    """The order-0 pass and ``placements`` in one call (forward kinematics)."""
+    """The pass for poses only and ``placements`` in one call (forward kinematics)."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     if not ok:
         return BAD_SIZE
     zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
-    st = kinematics(buf, q, zero, zero, kin, 0, with_joints)
+    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, -1, with_joints)
     if st != OK:
         return st
     return placements(kin, tab, out)
+
+
+# -- entries of the public calls: few arguments, one compiled signature set each ----------------
+MEM_HEAD = 2
+
+
+def code_of(f, what, ref):
+    """The integer ``code`` of the entries: frame ``f``, quantity ``what``, reference ``ref``."""
+    return (f << 5) | (what << 2) | ref
+
+
+@njit(inline="always", **JIT)
+def _unpack_mem(mem):
+    """(ok, tab, kin scratch) inside ``mem``; empty views when its head does not fit it."""
+    nf, nb = int(mem[0]), int(mem[1])
+    ok = nf >= 0 and nb >= 1 and mem.shape[0] >= MEM_HEAD + (nf + 1) * 16 + nb * NK
+    if not ok:
+        nf, nb = -1, 0
+    tab = c_view(mem[MEM_HEAD:], (nf + 1, 16))
+    kin = c_view(mem[MEM_HEAD + (nf + 1) * 16:], (nb, NK))
+    return ok, tab, kin
+
+
+def _as_matrix(x):
+    raise NotImplementedError("compiled only")
+
+
+@overload(_as_matrix, inline="always")
+def _as_matrix_impl(x):
+    """A (6,) result seen as (6, 1), a matrix as itself (no reference counts)."""
+    if x.ndim == 1:
+        return lambda x: c_view(x, (x.shape[0], 1))
+    return lambda x: bare(x)
+
+
+@njit(**JIT)
+def pass_q(buf, q, kin):
+    """``kinematics`` at rest (order 0)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, 0, True)
+
+
+@njit(**JIT)
+def pass_qv(buf, q, v, kin):
+    """``kinematics`` with v (order 1)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)),
+                          kin, 1, True)
+
+
+@njit(**JIT)
+def pass_qva(buf, q, v, a, kin):
+    """``kinematics`` with v and a (order 2)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _kinematics_on(h, ok, mi, mc, dv, dm, q, v, a, kin, 2, True)
+
+
+@njit(**JIT)
+def read(kin, mem, res, code):
+    """One read (``code``) from a pass's array ``kin`` with the table in ``mem``."""
+    ok, tab, _ = _unpack_mem(mem)
+    if not ok:
+        return BAD_SIZE
+    return _read_checked(bare(kin), tab, code >> 5, (code >> 2) & 7, code & 3, _as_matrix(res))
+
+
+@njit(**JIT)
+def read_all(kin, mem, out):
+    """Every frame's placement from a pass's array ``kin``."""
+    ok, tab, _ = _unpack_mem(mem)
+    if not ok:
+        return BAD_SIZE
+    return placements(bare(kin), tab, bare(out))
+
+
+@njit(inline="always", **JIT)
+def _shot(h, ok, mi, mc, dv, dm, q, v, a, mem, res, code, order):
+    okm, tab, kin = _unpack_mem(mem)
+    if not okm:
+        return BAD_SIZE
+    what = (code >> 2) & 7
+    if what == PLACEMENT:
+        order = -1
+    return _quantity_on(h, ok, mi, mc, dv, dm, q, v, a, kin, tab, code >> 5, what, code & 3,
+                        _as_matrix(res), order, True)
+
+
+@njit(**JIT)
+def shot_q(buf, q, mem, res, code):
+    """One-shot quantity of q alone (placement, Jacobian): the frame's chain, then the read."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    return _shot(h, ok, mi, mc, dv, dm, q, zero, zero, mem, res, code, 0)
+
+
+@njit(**JIT)
+def shot_qv(buf, q, v, mem, res, code):
+    """One-shot quantity of (q, v): twist, J-dot."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not ok:
+        return BAD_SIZE
+    return _shot(h, ok, mi, mc, dv, dm, q, v, c_view(buf[h[H_ZERO]:], (h[H_NV],)), mem, res,
+                 code, 1)
+
+
+@njit(**JIT)
+def shot_qva(buf, q, v, a, mem, res, code):
+    """One-shot acceleration of (q, v, a)."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    return _shot(h, ok, mi, mc, dv, dm, q, v, a, mem, res, code, 2)
+
+
+@njit(**JIT)
+def placements_q(buf, q, mem, out):
+    """The pass for poses only and every frame's placement (forward kinematics)."""
+    okm, tab, kin = _unpack_mem(mem)
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not (ok and okm):
+        return BAD_SIZE
+    zero = c_view(buf[h[H_ZERO]:], (h[H_NV],))
+    st = _kinematics_on(h, ok, mi, mc, dv, dm, q, zero, zero, kin, -1, True)
+    if st != OK:
+        return st
+    return placements(kin, tab, bare(out))
+
+
+_V = types.Array(types.float64, 1, "C")
+_M = types.Array(types.float64, 2, "C")
+_M3 = types.Array(types.float64, 3, "C")
+_I = types.int64
+#: (entry, its signatures): what algorithms/frames.py compiles, then closes to other types
+ENTRIES = ((pass_q, [(_V, _V, _M)]), (pass_qv, [(_V, _V, _V, _M)]),
+           (pass_qva, [(_V, _V, _V, _V, _M)]),
+           (read, [(_M, _V, _M, _I), (_M, _V, _V, _I)]), (read_all, [(_M, _V, _M3)]),
+           (shot_q, [(_V, _V, _V, _M, _I)]),
+           (shot_qv, [(_V, _V, _V, _V, _M, _I), (_V, _V, _V, _V, _V, _I)]),
+           (shot_qva, [(_V, _V, _V, _V, _V, _V, _I)]),
+           (placements_q, [(_V, _V, _V, _M3)]))
