@@ -19,6 +19,7 @@ formulas (``test/test_se3_compiled.py`` compares both paths) and what the per-st
 inside the package use on float arrays they already hold.
 """
 import math
+import threading
 
 import numpy as np
 
@@ -43,14 +44,19 @@ class _Ready:
 _ready = _Ready()
 
 
+_open_lock = threading.Lock()
+
+
 def _open(name):
     """Compile (or load from numba's cache) the entry ``name`` for its one signature, then close
     it to other argument types: a call with any other type is a TypeError, which the fronts
-    answer by converting the argument."""
-    fn, sig = K.SIGNATURES[name]
-    fn.compile(sig)
-    fn.disable_compile()
-    setattr(_ready, name, True)
+    answer by converting the argument. Once per entry (numba refuses to compile a closed one)."""
+    with _open_lock:
+        if not getattr(_ready, name):
+            fn, sig = K.SIGNATURES[name]
+            fn.compile(sig)
+            fn.disable_compile()
+            setattr(_ready, name, True)
 
 
 def _pose_arg(T, name="T"):
