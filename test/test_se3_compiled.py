@@ -197,3 +197,22 @@ def test_bad_vectors_give_the_numpy_checks_errors(name):
         if ours[0] == "ok":          # converted input: the result of the float64 vector
             good = np.asarray(bad, dtype=float).reshape(n)
             _close(ours[1], call(np.ascontiguousarray(good)))
+
+
+def test_each_kernel_keeps_its_one_compiled_signature():
+    """Arguments of other types are converted by the front, never compiled for: after calls
+    with float32, int, Fortran-ordered, read-only and list arguments every entry of
+    ``kernels.se3_public`` holds the one signature it was opened with."""
+    from lie_dynamics_ros.kernels import se3_public as K
+    T = se3.exp(np.full(6, 0.2))
+    odd_poses = [T.astype(np.float32), np.asfortranarray(T), _read_only(T), T.tolist()]
+    odd_vecs = [np.full(6, 0.2, dtype=np.float32), np.arange(6), [0.1] * 6, _read_only(T[0])]
+    for P in odd_poses:
+        se3.log(P), se3.inv(P), se3.Ad(P), se3.Ad_inv(P), se3.log_jacobian(P)
+        se3.compose(P, P), se3.act_point(P, [1, 2, 3]), se3.act_twist(P, np.ones(6))
+    for x in odd_vecs:
+        x6 = x if len(x) == 6 else np.ones(6)
+        se3.exp(x6), se3.ad(x6), se3.dexp(x6), se3.dexp_inv(x6), se3.right_jacobian(x6)
+        se3.act_wrench(T, x6)
+    for name, (fn, _) in K.SIGNATURES.items():
+        assert len(fn.signatures) == 1, (name, fn.signatures)
