@@ -23,9 +23,8 @@ _NT = 8
 _G1T = np.array([2 * k * (-1) ** k / factorial(2 * k + 2) for k in range(1, _NT)])
 _G2T = np.array([2 * k * (-1) ** k / factorial(2 * k + 3) for k in range(1, _NT)])
 
-V6 = "float64[::1]"
-M4 = "float64[:, ::1]"
-M6 = "float64[:, ::1]"
+VEC = "float64[::1]"         # a C-contiguous vector (3 or 6) and matrix (4x4 or 6x6)
+MAT = "float64[:, ::1]"
 
 
 @njit(inline="always", **JIT)
@@ -133,7 +132,8 @@ def _log_into(T, out):
     x0, x1, x2 = T[0, 3], T[1, 3], T[2, 3]
     c0, c1, c2 = cross(w0, w1, w2, x0, x1, x2)
     d0, d1, d2 = cross(w0, w1, w2, c0, c1, c2)
-    out[0], out[1], out[2] = x0 - 0.5 * c0 + g2 * d0, x1 - 0.5 * c1 + g2 * d1, x2 - 0.5 * c2 + g2 * d2
+    out[0], out[1], out[2] = (x0 - 0.5 * c0 + g2 * d0, x1 - 0.5 * c1 + g2 * d1,
+                              x2 - 0.5 * c2 + g2 * d2)
     out[3], out[4], out[5] = w0, w1, w2
 
 
@@ -167,7 +167,8 @@ def compose(A, B, out, check_a):
         return 2
     for r in range(4):
         for c in range(4):
-            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c] + A[r, 3] * B[3, c]
+            out[r, c] = (A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
+                         + A[r, 3] * B[3, c])
     return 0
 
 
@@ -342,15 +343,15 @@ def log_jacobian(T, out):
 #: entry name: (dispatcher, its one signature); the front compiles each on first use and then
 #: closes it to other argument types. Flags are int64 (numba dispatches an int faster than a bool)
 SIGNATURES = {
-    "exp": (exp, f"int64({V6}, {M4})"),
-    "log": (log, f"int64({M4}, {V6})"),
-    "inv": (inv, f"int64({M4}, {M4})"),
-    "compose": (compose, f"int64({M4}, {M4}, {M4}, int64)"),
-    "act_point": (act_point, f"int64({M4}, {V6}, int64, {V6})"),
-    "act6": (act6, f"int64({M4}, {V6}, int64, {V6})"),
-    "Ad": (Ad, f"int64({M4}, int64, {M6})"),
-    "ad": (ad, f"int64({V6}, {M6})"),
-    "dexp": (dexp, f"int64({V6}, float64, {M6})"),
-    "dexp_inv": (dexp_inv, f"int64({V6}, float64, {M6})"),
-    "log_jacobian": (log_jacobian, f"int64({M4}, {M6})"),
+    "exp": (exp, f"int64({VEC}, {MAT})"),
+    "log": (log, f"int64({MAT}, {VEC})"),
+    "inv": (inv, f"int64({MAT}, {MAT})"),
+    "compose": (compose, f"int64({MAT}, {MAT}, {MAT}, int64)"),
+    "act_point": (act_point, f"int64({MAT}, {VEC}, int64, {VEC})"),
+    "act6": (act6, f"int64({MAT}, {VEC}, int64, {VEC})"),
+    "Ad": (Ad, f"int64({MAT}, int64, {MAT})"),
+    "ad": (ad, f"int64({VEC}, {MAT})"),
+    "dexp": (dexp, f"int64({VEC}, float64, {MAT})"),
+    "dexp_inv": (dexp_inv, f"int64({VEC}, float64, {MAT})"),
+    "log_jacobian": (log_jacobian, f"int64({MAT}, {MAT})"),
 }
