@@ -8,9 +8,9 @@
 #   make demo    .venv/bin/ldr_adaptive_demo   (simulator + adaptive controller over DDS)
 #   make dynamics-demo  .venv/bin/ldr_demo     (model tree and dynamics; DEMO_ARGS=...)
 #   make bench   benchmarks: dynamics (BENCH_ARGS=...), derivatives, geometry, simulation, loops,
-#                identification per 10^5 samples, the SE(3) algebra, rigid contacts, integrate
-#                and difference, against Pinocchio and MuJoCo; the first calls of a fresh
-#                process after ldr_precompile (benchmarks/cold_start.py)
+#                identification per 10^5 samples, the SE(3) algebra and one IK iteration, rigid
+#                contacts, integrate and difference, against Pinocchio and MuJoCo; the first
+#                calls of a fresh process after ldr_precompile (benchmarks/cold_start.py)
 #   make soak    10 min of simulated time, simulator + adaptive controller (make test runs 5 s)
 #   make fuzz    a long URDF fuzz (make test runs 10^4 cases)
 #   make colcon  builds the package with colcon into build/colcon_ws, run by .venv's python
@@ -96,6 +96,7 @@ bench: venv
 	$(PY) benchmarks/bench_loops.py
 	$(PY) benchmarks/bench_identify.py
 	$(PY) benchmarks/bench_se3.py
+	$(PY) benchmarks/bench_ik.py
 	$(PY) benchmarks/bench_centroidal.py
 	$(PY) benchmarks/bench_kinematics.py
 	$(PY) benchmarks/bench_contacts.py

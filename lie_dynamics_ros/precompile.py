@@ -45,6 +45,7 @@ from .algorithms.frames import (kinematics, frame_pose, frame_jacobian, frame_ve
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
 from .identification.regressors import stacked_regressor
 from .integrators.simulate import make_stepper, rollout, simulate
+from .lie import se3
 from . import compile_notice
 from .model.contacts import RigidContact
 from .model.loading import load_urdf
@@ -62,7 +63,8 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.control.controllers",
                   "lie_dynamics_ros.kernels.centroidal", "lie_dynamics_ros.kernels.frames",
                   "lie_dynamics_ros.kernels.contacts", "lie_dynamics_ros.kernels.inverse_mass",
-                  "lie_dynamics_ros.kernels.centroidal_plan")
+                  "lie_dynamics_ros.kernels.centroidal_plan",
+                  "lie_dynamics_ros.kernels.se3_public")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
@@ -211,6 +213,15 @@ def warm_up_contacts(model):
     contact_jacobian(model, q, contacts)
 
 
+def warm_up_se3(model):
+    """Every compiled function of the public SE(3) algebra (``ldr.lie.se3``); the model is
+    not used."""
+    xi, T = np.full(6, 0.1), np.eye(4)
+    se3.exp(xi), se3.log(T), se3.inv(T), se3.compose(T, T), se3.act_point(T, xi[:3])
+    se3.act_twist(T, xi), se3.Ad(T), se3.ad(xi), se3.right_jacobian(xi)
+    se3.right_jacobian_inv(xi), se3.log_jacobian(T)
+
+
 #: (what, function of a model): the groups ``ldr_precompile`` compiles, in order
 GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator steps",
            lambda m: warm_up(m, integrators=("semi_implicit", "rkmk4"))),
@@ -220,7 +231,8 @@ GROUPS = (("dynamics (RNEA, ABA, CRBA, C, g, hybrid) and the nodes' integrator s
           ("derivatives", warm_up_derivatives),
           ("batched calls", warm_up_batches),
           ("centroidal quantities and M^-1", warm_up_centroidal),
-          ("contact and impulse dynamics", warm_up_contacts))
+          ("contact and impulse dynamics", warm_up_contacts),
+          ("the public SE(3) algebra", warm_up_se3))
 
 
 def run_groups(models, stream, groups=None):

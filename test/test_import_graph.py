@@ -171,8 +171,9 @@ def test_layering():
                                   _internal_folder(t) not in (None, "kernels")
                                   or (_internal_folder(t) is None and t.split(".")[0] not in
                                       ("numpy", "numba", "math") + also)))
-    errors += _violations("lie imports no other package folder", _in("lie"),
-                          lambda t: _internal_folder(t) in set(FOLDERS) - {"lie"}
+    # lie's compiled fronts call kernels/se3_public.py; kernels import only kernels: no cycle
+    errors += _violations("lie imports no other package folder but kernels", _in("lie"),
+                          lambda t: _internal_folder(t) in set(FOLDERS) - {"lie", "kernels"}
                           or _internal_folder(t) == "" and t == PKG)
     assert not errors, "layering broken:\n" + "\n".join(errors)
 

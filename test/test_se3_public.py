@@ -185,15 +185,16 @@ UNCHECKED = {"hat": "xi", "exp": "xi", "log": "T", "inv": "T", "Ad": "T", "Ad_in
 
 @pytest.mark.parametrize("name", sorted(UNCHECKED))
 def test_unchecked_twins_give_the_checked_results_and_skip_only_the_checks(name):
-    """The per-step callers' twins (``*_unchecked``) return what the public function returns
-    on valid input (it calls them: one formula), and the public one still refuses bad input."""
+    """The per-step callers' twins (``*_unchecked``, the numpy reference) return what the public
+    function returns on valid input (its compiled path, to round-off: test_se3_compiled.py),
+    and the public one still refuses bad input."""
     rng = np.random.default_rng(3)
     checked, twin = getattr(se3, name), getattr(se3, name + "_unchecked")
     for _ in range(5):
         xi = rng.standard_normal(6)
         args = {"xi": (xi,), "T": (se3.exp(xi),), "xi2": (xi, rng.standard_normal(6))}[
             UNCHECKED[name]]
-        np.testing.assert_array_equal(twin(*args), checked(*args))
+        np.testing.assert_allclose(checked(*args), twin(*args), rtol=0, atol=1e-13)
     bad = {"xi": (np.full(6, np.nan),), "T": (np.eye(4) * 2.0,),
            "xi2": (np.ones(6), np.full(6, np.inf))}[UNCHECKED[name]]
     with pytest.raises(ldr.InputError):

@@ -12,11 +12,14 @@ implementation; docs/api.md "SE(3) algebra" maps each to Pinocchio). Every funct
 arguments: shape, finite entries, and for a pose T an orthonormal rotation block with det +1 and
 a last row (0, 0, 0, 1), each to ``POSE_TOL``; a failure is an ``InputError`` naming the argument.
 
-The per-step callers inside the package (integrators, ``configuration.difference``) call the
-``*_unchecked`` twins on float arrays they already hold (the checks cost ~1 us a call); each
-checked function checks and then calls its twin, so every formula is written once.
+The group operations, actions, Ad, ad and the Jacobians of exp and log run as one compiled
+call each (``kernels/se3_public.py``), which also does the checks; a failed check re-runs them
+here to raise the error. The ``*_unchecked`` twins below are the numpy reference of those
+formulas (``test/test_se3_compiled.py`` compares both paths) and what the per-step callers
+inside the package use on float arrays they already hold.
 """
 import math
+import threading
 
 import numpy as np
 
@@ -24,8 +27,45 @@ from . import so3
 from .so3 import ROTATION_TOL as POSE_TOL, _check_rotation, _mat, _rotation, _vec as _shaped
 from .so3 import _log as _so3_log
 from ..errors import InputError
+from ..kernels import se3_public as K
 
 # POSE_TOL (= so3.ROTATION_TOL): tolerance of |R^T R - I|_max and |last row - (0, 0, 0, 1)|_max
+
+_empty = np.empty          # one attribute lookup less per call (~50 ns of a ~500 ns call)
+
+
+class _Ready:
+    """Which entries of ``kernels.se3_public.SIGNATURES`` are compiled and closed (one
+    attribute per entry)."""
+    exp = log = inv = compose = act_point = act6 = Ad = ad = False
+    dexp = dexp_inv = log_jacobian = False
+
+
+_ready = _Ready()
+
+
+_open_lock = threading.Lock()
+
+
+def _open(name):
+    """Compile (or load from numba's cache) the entry ``name`` for its one signature, then close
+    it to other argument types: a call with any other type is a TypeError, which the fronts
+    answer by converting the argument. Once per entry (numba refuses to compile a closed one)."""
+    with _open_lock:
+        if not getattr(_ready, name):
+            fn, sig = K.SIGNATURES[name]
+            fn.compile(sig)
+            fn.disable_compile()
+            setattr(_ready, name, True)
+
+
+def _pose_arg(T, name="T"):
+    """T as a writable C-contiguous float64 array (shape checked; the rest in the kernel)."""
+    return np.array(_mat(T, (4, 4), name), order="C")
+
+
+def _vec_arg(x, n, name):
+    return np.array(_shaped(x, n, name), order="C")
 
 
 def _vec(x, n, name):
@@ -90,7 +130,16 @@ def _pose_checked(T, name="T"):
 
 def exp(xi):
     """exp(hat(xi)) = (exp(w), J_l(w) v) (closed form, series near 0)."""
-    return exp_unchecked(_vec(xi, 6, "xi"))
+    if not _ready.exp:
+        _open("exp")
+    out = _empty((4, 4))
+    try:
+        bad = K.exp(xi, out)
+    except TypeError:          # not a C-contiguous float64 vector: converted, shape checked
+        bad = K.exp(_vec_arg(xi, 6, "xi"), out)
+    if bad:                    # the failed check again, here, raises its InputError
+        return exp_unchecked(_vec(xi, 6, "xi"))
+    return out
 
 
 def exp_unchecked(xi):
@@ -100,7 +149,16 @@ def exp_unchecked(xi):
 
 def log(T):
     """xi = (v, w) with exp(xi) = T, |w| <= pi: w = so3.log(R), v = J_l(w)^-1 p."""
-    return log_unchecked(_pose_checked(T))
+    if not _ready.log:
+        _open("log")
+    out = _empty(6)
+    try:
+        bad = K.log(T, out)
+    except TypeError:
+        bad = K.log(_pose_arg(T), out)
+    if bad:
+        return log_unchecked(_pose_checked(T))
+    return out
 
 
 def log_unchecked(T):
@@ -111,7 +169,16 @@ def log_unchecked(T):
 
 def inv(T):
     """T^-1 = (R^T, -R^T p) (Kim eq 4)."""
-    return inv_unchecked(_pose_checked(T))
+    if not _ready.inv:
+        _open("inv")
+    out = _empty((4, 4))
+    try:
+        bad = K.inv(T, out)
+    except TypeError:
+        bad = K.inv(_pose_arg(T), out)
+    if bad:
+        return inv_unchecked(_pose_checked(T))
+    return out
 
 
 def inv_unchecked(T):
@@ -122,11 +189,27 @@ def inv_unchecked(T):
 
 def compose(*Ts):
     """T1 @ T2 @ ... (identity for no argument)."""
+    if not _ready.compose:
+        _open("compose")
+    if len(Ts) == 2:
+        A, B = Ts
+        out = _empty((4, 4))
+        try:
+            bad = K.compose(A, B, out, 1)
+        except TypeError:
+            bad = K.compose(_pose_arg(A, "T1"), _pose_arg(B, "T2"), out, 1)
+        if bad:
+            return compose_unchecked(_pose_checked(A, "T1"), _pose_checked(B, "T2"))
+        return out
     out = np.eye(4)
     for k, T in enumerate(Ts):
-        _Rp(T, f"T{k + 1}")
-        out = out @ T
+        out = compose_unchecked(out, _pose_checked(T, f"T{k + 1}"))
     return out
+
+
+def compose_unchecked(A, B):
+    """A @ B of two float 4x4 poses, not checked."""
+    return A @ B
 
 
 def interpolate(T0, T1, s):
@@ -141,50 +224,139 @@ def interpolate(T0, T1, s):
 def act_point(T, x):
     """T x = R x + p: a point given in frame {b} -> the same point in {a} (T: pose of {b} in
     {a})."""
-    R, p = _Rp(T)
-    return R @ _vec(x, 3, "x") + p
+    if not _ready.act_point:
+        _open("act_point")
+    out = _empty(3)
+    try:
+        bad = K.act_point(T, x, 0, out)
+    except TypeError:
+        bad = K.act_point(_pose_arg(T), _vec_arg(x, 3, "x"), 0, out)
+    if bad:
+        return act_point_unchecked(_pose_checked(T), _vec(x, 3, "x"))
+    return out
+
+
+def act_point_unchecked(T, x):
+    """``act_point`` of a float 4x4 pose and a float (3,) array, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
+    return R @ x + p
 
 
 def act_inv_point(T, x):
     """T^-1 x = R^T (x - p): a point in {a} -> in {b}."""
-    R, p = _Rp(T)
-    return R.T @ (_vec(x, 3, "x") - p)
+    if not _ready.act_point:
+        _open("act_point")
+    out = _empty(3)
+    try:
+        bad = K.act_point(T, x, 1, out)
+    except TypeError:
+        bad = K.act_point(_pose_arg(T), _vec_arg(x, 3, "x"), 1, out)
+    if bad:
+        return act_inv_point_unchecked(_pose_checked(T), _vec(x, 3, "x"))
+    return out
+
+
+def act_inv_point_unchecked(T, x):
+    """``act_inv_point`` of a float 4x4 pose and a float (3,) array, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
+    return R.T @ (x - p)
 
 
 def act_twist(T, xi):
     """Ad_T xi = (R v + p x R w, R w): a twist in {b} -> in {a}."""
-    R, p = _Rp(T)
-    xi = _vec(xi, 6, "xi")
+    if not _ready.act6:
+        _open("act6")
+    out = _empty(6)
+    try:
+        bad = K.act6(T, xi, 0, out)
+    except TypeError:
+        bad = K.act6(_pose_arg(T), _vec_arg(xi, 6, "xi"), 0, out)
+    if bad:
+        return act_twist_unchecked(_pose_checked(T), _vec(xi, 6, "xi"))
+    return out
+
+
+def act_twist_unchecked(T, xi):
+    """``act_twist`` of a float 4x4 pose and a float (6,) array, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     w = R @ xi[3:]
     return np.concatenate([R @ xi[:3] + so3.cross(p, w), w])
 
 
 def act_inv_twist(T, xi):
     """Ad_{T^-1} xi = (R^T (v - p x w), R^T w): a twist in {a} -> in {b}."""
-    R, p = _Rp(T)
-    xi = _vec(xi, 6, "xi")
+    if not _ready.act6:
+        _open("act6")
+    out = _empty(6)
+    try:
+        bad = K.act6(T, xi, 1, out)
+    except TypeError:
+        bad = K.act6(_pose_arg(T), _vec_arg(xi, 6, "xi"), 1, out)
+    if bad:
+        return act_inv_twist_unchecked(_pose_checked(T), _vec(xi, 6, "xi"))
+    return out
+
+
+def act_inv_twist_unchecked(T, xi):
+    """``act_inv_twist`` of a float 4x4 pose and a float (6,) array, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     return np.concatenate([R.T @ (xi[:3] - so3.cross(p, xi[3:])), R.T @ xi[3:]])
 
 
 def act_wrench(T, F):
     """Ad_{T^-1}^T F = (R f, R m + p x R f): a wrench in {b} -> in {a} (the same power with
     act_twist)."""
-    R, p = _Rp(T)
-    F = _vec(F, 6, "F")
+    if not _ready.act6:
+        _open("act6")
+    out = _empty(6)
+    try:
+        bad = K.act6(T, F, 2, out)
+    except TypeError:
+        bad = K.act6(_pose_arg(T), _vec_arg(F, 6, "F"), 2, out)
+    if bad:
+        return act_wrench_unchecked(_pose_checked(T), _vec(F, 6, "F"))
+    return out
+
+
+def act_wrench_unchecked(T, F):
+    """``act_wrench`` of a float 4x4 pose and a float (6,) array, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     f = R @ F[:3]
     return np.concatenate([f, R @ F[3:] + so3.cross(p, f)])
 
 
 def act_inv_wrench(T, F):
     """Ad_T^T F = (R^T f, R^T (m - p x f)): a wrench in {a} -> in {b}."""
-    R, p = _Rp(T)
-    F = _vec(F, 6, "F")
+    if not _ready.act6:
+        _open("act6")
+    out = _empty(6)
+    try:
+        bad = K.act6(T, F, 3, out)
+    except TypeError:
+        bad = K.act6(_pose_arg(T), _vec_arg(F, 6, "F"), 3, out)
+    if bad:
+        return act_inv_wrench_unchecked(_pose_checked(T), _vec(F, 6, "F"))
+    return out
+
+
+def act_inv_wrench_unchecked(T, F):
+    """``act_inv_wrench`` of a float 4x4 pose and a float (6,) array, not checked."""
+    R, p = T[:3, :3], T[:3, 3]
     return np.concatenate([R.T @ F[:3], R.T @ (F[3:] - so3.cross(p, F[:3]))])
 
 
 def Ad(T):
     """Ad_T = [[R, [p]R], [0, R]] (Kim eq 7, blocks swapped); hat(Ad_T xi) = T hat(xi) T^-1."""
-    return Ad_unchecked(_pose_checked(T))
+    if not _ready.Ad:
+        _open("Ad")
+    out = _empty((6, 6))
+    try:
+        bad = K.Ad(T, 0, out)
+    except TypeError:
+        bad = K.Ad(_pose_arg(T), 0, out)
+    if bad:
+        return Ad_unchecked(_pose_checked(T))
+    return out
 
 
 def Ad_unchecked(T):
@@ -198,7 +370,16 @@ def Ad_unchecked(T):
 
 def Ad_inv(T):
     """Ad_{T^-1} = [[R^T, -R^T[p]], [0, R^T]] without inverting T."""
-    return Ad_inv_unchecked(_pose_checked(T))
+    if not _ready.Ad:
+        _open("Ad")
+    out = _empty((6, 6))
+    try:
+        bad = K.Ad(T, 1, out)
+    except TypeError:
+        bad = K.Ad(_pose_arg(T), 1, out)
+    if bad:
+        return Ad_inv_unchecked(_pose_checked(T))
+    return out
 
 
 def Ad_inv_unchecked(T):
@@ -222,7 +403,16 @@ def Ad_inv_star(T):
 
 def ad(xi):
     """ad_xi = [[[w], [v]], [0, [w]]] (Kim eq 27, Park eq 6, blocks swapped)."""
-    return ad_unchecked(_vec(xi, 6, "xi"))
+    if not _ready.ad:
+        _open("ad")
+    out = _empty((6, 6))
+    try:
+        bad = K.ad(xi, out)
+    except TypeError:
+        bad = K.ad(_vec_arg(xi, 6, "xi"), out)
+    if bad:
+        return ad_unchecked(_vec(xi, 6, "xi"))
+    return out
 
 
 def ad_unchecked(xi):
@@ -264,7 +454,21 @@ def _phi_ad(xi, g1, g2, g1t, g2t):
 
 def dexp(xi):
     """dexp_xi = sum ad^k/(k+1)! = [[J_l(w), Q], [0, J_l(w)]] in closed form (series near 0)."""
-    return dexp_unchecked(_vec(xi, 6, "xi"))
+    return _dexp(xi, 1.0)
+
+
+def _dexp(xi, s):
+    """dexp_{s xi} (s = +-1)."""
+    if not _ready.dexp:
+        _open("dexp")
+    out = _empty((6, 6))
+    try:
+        bad = K.dexp(xi, s, out)
+    except TypeError:
+        bad = K.dexp(_vec_arg(xi, 6, "xi"), s, out)
+    if bad:
+        return dexp_unchecked(s * _vec(xi, 6, "xi"))
+    return out
 
 
 def dexp_unchecked(xi):
@@ -277,7 +481,23 @@ def dexp_unchecked(xi):
 def dexp_inv(xi, order=None):
     """dexp_xi^-1; order=None: exact (Celledoni et al. 2021, §2.3; singular at |w| = 2 pi);
     int k: sum_{j<=k} B_j/j! ad^j."""
-    return dexp_inv_unchecked(_vec(xi, 6, "xi"), order)
+    if order is not None:
+        return dexp_inv_unchecked(_vec(xi, 6, "xi"), order)
+    return _dexp_inv(xi, 1.0)
+
+
+def _dexp_inv(xi, s):
+    """dexp_{s xi}^-1 (s = +-1)."""
+    if not _ready.dexp_inv:
+        _open("dexp_inv")
+    out = _empty((6, 6))
+    try:
+        bad = K.dexp_inv(xi, s, out)
+    except TypeError:
+        bad = K.dexp_inv(_vec_arg(xi, 6, "xi"), s, out)
+    if bad:
+        return dexp_inv_unchecked(s * _vec(xi, 6, "xi"))
+    return out
 
 
 def dexp_inv_unchecked(xi, order=None):
@@ -292,28 +512,37 @@ def dexp_inv_unchecked(xi, order=None):
 # exp(xi + d) = exp(J_l(xi) d) exp(xi) = exp(xi) exp(J_r(xi) d), J_r(xi) = J_l(-xi).
 def left_jacobian(xi):
     """J_l(xi) = dexp_xi (right-trivialised): exp(xi + d) ~ exp(J_l d) exp(xi)."""
-    return dexp(xi)
+    return _dexp(xi, 1.0)
 
 
 def left_jacobian_inv(xi):
     """J_l(xi)^-1 = dexp_xi^-1 (singular at |w| = 2 pi)."""
-    return dexp_inv(xi)
+    return _dexp_inv(xi, 1.0)
 
 
 def right_jacobian(xi):
     """J_r(xi) = dexp_{-xi}: exp(xi + d) ~ exp(xi) exp(J_r d); Pinocchio's ``Jexp6(xi)``."""
-    return dexp(-_vec(xi, 6, "xi"))
+    return _dexp(xi, -1.0)
 
 
 def right_jacobian_inv(xi):
     """J_r(xi)^-1 = dexp_{-xi}^-1."""
-    return dexp_inv(-_vec(xi, 6, "xi"))
+    return _dexp_inv(xi, -1.0)
 
 
 def log_jacobian(T):
     """d log(T exp(d)) / dd at d = 0 = J_r(log T)^-1 = dexp_{-log T}^-1; Pinocchio's
     ``Jlog6(T)``."""
-    return dexp_inv(-log(T))
+    if not _ready.log_jacobian:
+        _open("log_jacobian")
+    out = _empty((6, 6))
+    try:
+        bad = K.log_jacobian(T, out)
+    except TypeError:
+        bad = K.log_jacobian(_pose_arg(T), out)
+    if bad:
+        return dexp_inv_unchecked(-log_unchecked(_pose_checked(T)))
+    return out
 
 
 # --------------------------------------------------------------------------- inertia
