@@ -30,6 +30,7 @@ from .jit import JIT
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from .spatial import mat_vec, rigid_congruence_add
 from .dynamics import rnea, crba, world_poses, add_armature_diagonal
+from .views import bare, c_view
 from . import joints as J
 
 DIR_Q = 0
@@ -332,12 +333,15 @@ def body_ranges(mi, owner, end):
 @njit(**JIT)
 def rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, fast):
     """dtau/dq (tangent space), dtau/dqd and M = dtau/dqdd at (q, v, a); returns a status."""
-    tau = np.empty(v.shape[0])
-    st = rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext)
+    nb, n = mi.shape[0], v.shape[0]
+    ws = np.empty(world_work_size(nb, n))
+    st = rnea(mi, mc, mI, dv, dm, q, v, a, ws[ws.shape[0] - n:], kin, use_fext)
     if st != OK:
         return st
     if fast and constant_subspaces(mi):
-        world_directions(mi, mc, mI, dv, dm, dq, dtv, M)
+        iw = np.empty(n + nb, dtype=np.int64)
+        world_composites(mi, mc, mI, dv, dm, M, ws, iw)
+        world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw)
         return OK
     _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, True)
     return crba(mi, mc, mI, dv, dm, q, v, M, False)
@@ -488,19 +492,43 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
                     use_fext):
     """a = M^-1 (tau - b), then da/dq = -M^-1 dtau/dq|_a, da/dv = -M^-1 dtau/dv|_a and M^-1
     (Kim Table 6 with p = q_k, qd_k, tau_k), through the tree-sparse L^T D L factorization of
-    M (Featherstone, RBDA §6.5): O(n d) per column."""
+    M (Featherstone, RBDA §6.5): O(n d) per column, never an inverse. With constant joint
+    subspaces M comes from the world-frame composites that the derivatives reuse (one pass
+    over the tree for both, as in Carpentier & Mansard 2018, §III-IV)."""
     n = v.shape[0]
+    nb = mi.shape[0]
+    nw = world_work_size(nb, n)
+    return _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed,
+                            kin, use_fext, np.empty(nw + n * n + n),
+                            np.empty(2 * n + nb, dtype=np.int64))
+
+
+@njit(**JIT)
+def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
+                     use_fext, ws, iw):
+    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n floats) and ``iw``
+    (2 n + nb ints), which the caller holds for the call."""
+    n = v.shape[0]
+    nb = mi.shape[0]
     for k in range(n):
         if not np.isfinite(tau[k]):
             return NONFINITE
-    zero = np.zeros(n)
-    b = np.empty(n)
+    nw = world_work_size(nb, n)
+    w = bare(ws)
+    b = w[nw - n:nw]                            # RNEA's torques (the slot world_work_size keeps)
+    H = c_view(w[nw:], (n, n))
+    zero = w[nw + n * n:]
+    for k in range(n):
+        zero[k] = 0.0
     st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
     if st != OK:
         return st
-    H = np.empty((n, n))
-    crba(mi, mc, mI, dv, dm, q, zero, H, False)
-    lam = np.empty(n, dtype=np.int64)
+    fast = constant_subspaces(mi)
+    if fast:
+        world_composites(mi, mc, mI, dv, dm, H, ws, iw)
+    else:
+        crba(mi, mc, mI, dv, dm, q, zero, H, False)
+    lam = bare(iw)[n + nb:]
     dof_parents(mi, lam)
     k = ltdl(H, lam)
     if k >= 0:                      # name the body whose joint has no inertia to move
@@ -511,20 +539,26 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
     for k in range(n):
         a_out[k] = tau[k] - b[k]
     ltdl_solve(H, lam, a_out)
-    Mt = np.empty((n, n))
-    rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False, use_fext, True)
-    X = np.zeros((n, 3 * n))
+    if fast:
+        st = rnea(mi, mc, mI, dv, dm, q, v, a_out, b, False, use_fext)
+        if st != OK:
+            return st
+        world_directions(mi, mc, mI, dv, dm, da_dq, da_dv, ws, iw)
+    else:
+        Mt = np.empty((n, n))
+        st = rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False,
+                              use_fext, True)
+        if st != OK:
+            return st
     for r in range(n):
         for c in range(n):
-            X[r, c] = -da_dq[r, c]
-            X[r, n + c] = -da_dv[r, c]
-        X[r, 2 * n + r] = 1.0
-    ltdl_solve_many(H, lam, X)
-    for r in range(n):
-        for c in range(n):
-            da_dq[r, c] = X[r, c]
-            da_dv[r, c] = X[r, n + c]
-            Minv[r, c] = X[r, 2 * n + c]
+            da_dq[r, c] = -da_dq[r, c]
+            da_dv[r, c] = -da_dv[r, c]
+            Minv[r, c] = 0.0
+        Minv[r, r] = 1.0
+    ltdl_solve_many(H, lam, da_dq)
+    ltdl_solve_many(H, lam, da_dv)
+    ltdl_solve_many(H, lam, Minv)
     return OK
 
 
@@ -594,65 +628,61 @@ def constant_subspaces(mi):
     return True
 
 
-@njit(**JIT)
-def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
-    """Table 5 for every p = q_k and p = qd_k at once, in the world frame (constant S only).
+@njit(inline="always", **JIT)
+def world_work_size(nb, n):
+    """Length of the float work buffer of ``world_composites`` and ``world_directions`` (plus
+    n for RNEA's torques): per body 4 vectors and 2 matrices, per DOF 3 vectors, 5 more."""
+    return nb * (24 + 72) + n * 18 + 30 + n
 
-    After an RNEA, with world twists v_i, accelerations a_i (a_0 = (0, -g)), joint columns
-    s_t = Ad_{T_0i} S_i e_t and joint wrenches F_j: a q_s perturbation turns the subtree of its
-    joint K rigidly about s, so Kim's recursion sums over a subtree into composite matrices:
-    Ic_j = sum I_i, Xi_j = sum (I_i ad_{v_i} + ad_{v_i}^T I_i + Ybar(I_i v_i)), where
-    ad*_x h = Ybar(h) x. With c = [s, v_p], x = [a_p, s] - [v_p, c], e = [v_p, s] + [v_K, s]
-    (p the parent of K):
-      j in the subtree of K:  dtau_t/dq_s = (Ic_j s_t).x + (Xi_j^T s_t).c,
-                              dtau_t/dqd_s = (Ic_j s_t).e - (Xi_j^T s_t).s;
-      j an ancestor of K:     dtau_t/dq_s = s_t.(-ad*_s F_K + Ic_K x + Xi_K c),
-                              dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
-    zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
-    The same composites give the mass matrix, M[t, s] = (Ic_j s_t).s (the CRBA in the world
-    frame), plus the armature on its diagonal.
+
+@njit(inline="always", **JIT)
+def _world_views(ws, nb, n):
+    """The regions of the work buffer of ``world_composites`` / ``world_directions``."""
+    w = bare(ws)
+    o = 96 * nb
+    return (c_view(w, (nb, 6)), c_view(w[6 * nb:], (nb, 6)), c_view(w[12 * nb:], (nb, 6)),
+            c_view(w[18 * nb:], (nb, 6)), c_view(w[24 * nb:], (nb, 6, 6)),
+            c_view(w[60 * nb:], (nb, 6, 6)), c_view(w[o:], (n, 6)),
+            c_view(w[o + 6 * n:], (n, 6)), c_view(w[o + 12 * n:], (n, 6)),
+            c_view(w[o + 18 * n:], (5, 6)))
+
+
+@njit(**JIT)
+def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
+    """The part of Table 5's world-frame form that needs q and v only, and M from it.
+
+    With world twists v_i and joint columns s_t = Ad_{T_0i} S_i e_t, the subtree sums
+    Ic_j = sum I_i and Xi_j = sum (I_i ad_{v_i} + ad_{v_i}^T I_i + Ybar(I_i v_i)), where
+    ad*_x h = Ybar(h) x, and per DOF t (body j) P1_t = Ic_j s_t, P2_t = Xi_j^T s_t. The mass
+    matrix is M[t, s] = P1_t . s_s for t in the subtree of s's body (the CRBA in the world
+    frame), plus the armature on its diagonal. Needs the joint kinematics and velocities of an
+    RNEA (any a). ``ws`` (``world_work_size`` floats) and ``iw`` (n + nb ints) are work memory
+    that the caller holds for the call, so views without reference counts (kernels/views.py)
+    are safe; ``world_directions`` reads them next.
     """
     nj = mi.shape[0] - 1
-    n = dq.shape[0]
-    world_poses(mi, dv)
-    # one work buffer (a single allocation): per body 4 vectors and 2 matrices, per DOF 3 vectors
+    n = M.shape[0]
     nb = nj + 1
-    ws = np.empty(nb * (24 + 72) + n * 18 + 30)
-    vw = ws[0:6 * nb].reshape((nb, 6))
-    aw = ws[6 * nb:12 * nb].reshape((nb, 6))
-    Fw = ws[12 * nb:18 * nb].reshape((nb, 6))
-    Hc = ws[18 * nb:24 * nb].reshape((nb, 6))
-    Ic = ws[24 * nb:60 * nb].reshape((nb, 6, 6))
-    Xi = ws[60 * nb:96 * nb].reshape((nb, 6, 6))
-    o = 96 * nb
-    sw = ws[o:o + 6 * n].reshape((n, 6))
-    P1 = ws[o + 6 * n:o + 12 * n].reshape((n, 6))
-    P2 = ws[o + 12 * n:o + 18 * n].reshape((n, 6))
-    o += 18 * n
-    cv, xv, ev, yv, zv = ws[o:o + 6], ws[o + 6:o + 12], ws[o + 12:o + 18], ws[o + 18:o + 24], \
-        ws[o + 24:o + 30]
-    Fw[:, :] = 0.0
-    Ic[:, :, :] = 0.0
+    world_poses(mi, dv)
+    vw, aw, Fw, Hc, Ic, Xi, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    ik = bare(iw)
+    owner = ik[:n]
+    end = ik[n:n + nb]
+    body_ranges(mi, owner, end)
     for k in range(6):
         vw[0, k] = 0.0
-        aw[0, k] = 0.0
-    owner = np.empty(n + nb, dtype=np.int64)
-    end = owner[n:]
-    owner = owner[:n]
-    body_ranges(mi, owner, end)
-    for k in range(3):
-        aw[0, 3 + k] = -mc[0, G + k]
     for i in range(1, nj + 1):
         c = dv[i]
         R = c[OR:OR + 9]
         pp = c[OP:OP + 3]
         se3_Ad(R, pp, c[V:V + 6], vw[i])
-        se3_Ad(R, pp, c[A:A + 6], aw[i])
-        se3_Ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
         vi, nv = mi[i, VI], mi[i, NV]
         for t in range(nv):
             se3_Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
         Ii = Ic[i]
+        for r in range(6):
+            for cc in range(6):
+                Ii[r, cc] = 0.0
         rigid_congruence_add(R, pp, mI[i], Ii)
         mat_vec(Ii, vw[i], Hc[i], 6, False)
         _inertia_ad_sym(Ii, vw[i], Xi[i])
@@ -692,9 +722,52 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
             P2[t, r] = acc2
     for r in range(n):
         for s in range(n):
+            M[r, s] = 0.0
+    for s in range(n):
+        Kb = owner[s]
+        for t in range(mi[Kb, VI], mi[end[Kb], VI] + mi[end[Kb], NV]):
+            M[t, s] = M[s, t] = _dot6(P1[t], sw[s])
+    add_armature_diagonal(mi, mc, M)
+
+
+@njit(**JIT)
+def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
+    """Table 5 for every p = q_k and p = qd_k at once, in the world frame (constant S only),
+    after ``world_composites`` filled ``ws`` and ``iw`` and an RNEA at (q, v, a) filled dv.
+
+    A q_s perturbation turns the subtree of its joint K rigidly about s, so Kim's recursion
+    sums over a subtree into the composites of ``world_composites``. With world accelerations
+    a_i (a_0 = (0, -g)), joint wrenches F_j, c = [s, v_p], x = [a_p, s] - [v_p, c],
+    e = [v_p, s] + [v_K, s] (p the parent of K):
+      j in the subtree of K:  dtau_t/dq_s = (Ic_j s_t).x + (Xi_j^T s_t).c,
+                              dtau_t/dqd_s = (Ic_j s_t).e - (Xi_j^T s_t).s;
+      j an ancestor of K:     dtau_t/dq_s = s_t.(-ad*_s F_K + Ic_K x + Xi_K c),
+                              dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
+    zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
+    """
+    nj = mi.shape[0] - 1
+    n = dq.shape[0]
+    nb = nj + 1
+    vw, aw, Fw, Hc, Ic, Xi, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    cv, xv, ev, yv, zv = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
+    ik = bare(iw)
+    owner = ik[:n]
+    end = ik[n:n + nb]
+    for k in range(3):
+        aw[0, k] = 0.0
+        aw[0, 3 + k] = -mc[0, G + k]
+    for i in range(1, nj + 1):
+        c = dv[i]
+        R = c[OR:OR + 9]
+        pp = c[OP:OP + 3]
+        se3_Ad(R, pp, c[A:A + 6], aw[i])
+        for r in range(6):
+            Fw[i, r] = 0.0
+        se3_Ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
+    for r in range(n):
+        for s in range(n):
             dq[r, s] = 0.0
             dtv[r, s] = 0.0
-            M[r, s] = 0.0
     for s in range(n):
         Kb = owner[s]
         p = mi[Kb, P]
@@ -712,7 +785,6 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
         for t in range(mi[Kb, VI], mi[end[Kb], VI] + mi[end[Kb], NV]):
             dq[t, s] = _dot6(P1[t], xv) + _dot6(P2[t], cv)
             dtv[t, s] = _dot6(P1[t], ev) - _dot6(P2[t], ss)
-            M[t, s] = M[s, t] = _dot6(P1[t], ss)
         if p == 0:
             continue
         mat_vec(Ic[Kb], xv, yv, 6, False)
@@ -730,4 +802,3 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
                 dq[t, s] = _dot6(sw[t], yv)
                 dtv[t, s] = _dot6(sw[t], zv)
             m = mi[m, P]
-    add_armature_diagonal(mi, mc, M)
