@@ -493,8 +493,9 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
     """a = M^-1 (tau - b), then da/dq = -M^-1 dtau/dq|_a, da/dv = -M^-1 dtau/dv|_a and M^-1
     (Kim Table 6 with p = q_k, qd_k, tau_k), through the tree-sparse L^T D L factorization of
     M (Featherstone, RBDA §6.5): O(n d) per column, never an inverse. With constant joint
-    subspaces M comes from the world-frame composites that the derivatives reuse (one pass
-    over the tree for both, as in Carpentier & Mansard 2018, §III-IV)."""
+    subspaces M comes from the world-frame composites that the derivatives reuse, so no CRBA
+    runs (Carpentier & Mansard 2018 obtain the ABA derivatives the same way, as -M^-1 times
+    the RNEA derivatives, with M^-1 from a factorization)."""
     n = v.shape[0]
     nb = mi.shape[0]
     nw = world_work_size(nb, n)
