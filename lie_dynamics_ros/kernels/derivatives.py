@@ -636,14 +636,63 @@ def world_work_size(nb, n):
     return nb * (24 + 72) + n * 18 + 30 + n
 
 
+# a body's composite in ``world_composites``: Ic = [[Io, [h]], [[h]^T, m 1]] (10 numbers) and
+# Xi = [[Sy + [hw], [g] + [hv]], [-[g] + [hv], 0]] (Sy symmetric; Hc = (hw, hv) = Ic v), so a
+# subtree sum adds 31 numbers, not two 6x6 matrices
+C_IO, C_H, C_M, C_SY, C_G, C_HW, C_HV, NC = 0, 9, 12, 13, 22, 25, 28, 32
+
+
+@njit(inline="always", **JIT)
+def _ic_mul(C, x, out, s, add):
+    """out (+)= s * Ic x = s * (Io w + h x u, m u - h x w) for x = (w, u)."""
+    w0, w1, w2, u0, u1, u2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    h0, h1, h2, m = C[C_H], C[C_H + 1], C[C_H + 2], C[C_M]
+    t0 = C[C_IO] * w0 + C[C_IO + 1] * w1 + C[C_IO + 2] * w2 + h1 * u2 - h2 * u1
+    t1 = C[C_IO + 3] * w0 + C[C_IO + 4] * w1 + C[C_IO + 5] * w2 + h2 * u0 - h0 * u2
+    t2 = C[C_IO + 6] * w0 + C[C_IO + 7] * w1 + C[C_IO + 8] * w2 + h0 * u1 - h1 * u0
+    t3 = m * u0 - (h1 * w2 - h2 * w1)
+    t4 = m * u1 - (h2 * w0 - h0 * w2)
+    t5 = m * u2 - (h0 * w1 - h1 * w0)
+    if add:
+        out[0] += s * t0
+        out[1] += s * t1
+        out[2] += s * t2
+        out[3] += s * t3
+        out[4] += s * t4
+        out[5] += s * t5
+    else:
+        out[0], out[1], out[2], out[3], out[4], out[5] = t0, t1, t2, t3, t4, t5
+
+
+@njit(inline="always", **JIT)
+def _xi_mul(C, x, out, s, transpose):
+    """out += s * Xi x = s * (Sy w + hw x w + (g + hv) x u, (hv - g) x w), or s * Xi^T x =
+    s * (Sy w - hw x w + (g - hv) x u, -(hv + g) x w)."""
+    w0, w1, w2, u0, u1, u2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    sg = -1.0 if transpose else 1.0
+    m0, m1, m2 = sg * C[C_HW], sg * C[C_HW + 1], sg * C[C_HW + 2]
+    v0, v1, v2 = sg * C[C_HV], sg * C[C_HV + 1], sg * C[C_HV + 2]
+    g0, g1, g2 = C[C_G], C[C_G + 1], C[C_G + 2]
+    a0, a1, a2 = v0 + g0, v1 + g1, v2 + g2
+    b0, b1, b2 = v0 - g0, v1 - g1, v2 - g2
+    out[0] += s * (C[C_SY] * w0 + C[C_SY + 1] * w1 + C[C_SY + 2] * w2 + m1 * w2 - m2 * w1
+                   + a1 * u2 - a2 * u1)
+    out[1] += s * (C[C_SY + 3] * w0 + C[C_SY + 4] * w1 + C[C_SY + 5] * w2 + m2 * w0 - m0 * w2
+                   + a2 * u0 - a0 * u2)
+    out[2] += s * (C[C_SY + 6] * w0 + C[C_SY + 7] * w1 + C[C_SY + 8] * w2 + m0 * w1 - m1 * w0
+                   + a0 * u1 - a1 * u0)
+    out[3] += s * (b1 * w2 - b2 * w1)
+    out[4] += s * (b2 * w0 - b0 * w2)
+    out[5] += s * (b0 * w1 - b1 * w0)
+
+
 @njit(inline="always", **JIT)
 def _world_views(ws, nb, n):
     """The regions of the work buffer of ``world_composites`` / ``world_directions``."""
     w = bare(ws)
     o = 96 * nb
     return (c_view(w, (nb, 6)), c_view(w[6 * nb:], (nb, 6)), c_view(w[12 * nb:], (nb, 6)),
-            c_view(w[18 * nb:], (nb, 6)), c_view(w[24 * nb:], (nb, 6, 6)),
-            c_view(w[60 * nb:], (nb, 6, 6)), c_view(w[o:], (n, 6)),
+            c_view(w[24 * nb:], (nb, NC)), c_view(w[60 * nb:], (2, 6, 6)), c_view(w[o:], (n, 6)),
             c_view(w[o + 6 * n:], (n, 6)), c_view(w[o + 12 * n:], (n, 6)),
             c_view(w[o + 18 * n:], (5, 6)))
 
@@ -657,15 +706,16 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
     ad*_x h = Ybar(h) x, and per DOF t (body j) P1_t = Ic_j s_t, P2_t = Xi_j^T s_t. The mass
     matrix is M[t, s] = P1_t . s_s for t in the subtree of s's body (the CRBA in the world
     frame), plus the armature on its diagonal. Needs the joint kinematics and velocities of an
-    RNEA (any a). ``ws`` (``world_work_size`` floats) and ``iw`` (n + nb ints) are work memory
-    that the caller holds for the call, so views without reference counts (kernels/views.py)
-    are safe; ``world_directions`` reads them next.
+    RNEA (any a). ``ws`` (``world_work_size`` floats) and ``iw`` (n + nb ints at least) are
+    work memory that the caller holds for the call, so views without reference counts
+    (kernels/views.py) are safe; ``world_directions`` reads them next.
     """
     nj = mi.shape[0] - 1
     n = M.shape[0]
     nb = nj + 1
     world_poses(mi, dv)
-    vw, aw, Fw, Hc, Ic, Xi, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    vw, aw, Fw, Cc, T, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    Ii, X = T[0], T[1]
     ik = bare(iw)
     owner = ik[:n]
     end = ik[n:n + nb]
@@ -680,47 +730,30 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
         vi, nv = mi[i, VI], mi[i, NV]
         for t in range(nv):
             se3_Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
-        Ii = Ic[i]
         for r in range(6):
             for cc in range(6):
                 Ii[r, cc] = 0.0
         rigid_congruence_add(R, pp, mI[i], Ii)
-        mat_vec(Ii, vw[i], Hc[i], 6, False)
-        _inertia_ad_sym(Ii, vw[i], Xi[i])
+        _inertia_ad_sym(Ii, vw[i], X)
+        C = Cc[i]
+        for r in range(3):
+            for cc in range(3):
+                C[C_IO + 3 * r + cc] = Ii[r, cc]
+                C[C_SY + 3 * r + cc] = X[r, cc]
+        C[C_H], C[C_H + 1], C[C_H + 2], C[C_M] = Ii[2, 4], Ii[0, 5], Ii[1, 3], Ii[5, 5]
+        C[C_G], C[C_G + 1], C[C_G + 2] = -X[1, 5], X[0, 5], -X[0, 4]
+        _ic_mul(C, vw[i], C[C_HW:C_HW + 6], 1.0, False)
     for i in range(nj, 0, -1):                  # subtree sums (all in the world frame)
         p = mi[i, P]
         if p > 0:
-            for r in range(6):
-                Hc[p, r] += Hc[i, r]
-                for cc in range(6):
-                    Ic[p, r, cc] += Ic[i, r, cc]
-                    Xi[p, r, cc] += Xi[i, r, cc]
-    for i in range(1, nj + 1):                  # + Ybar(Hc) = [[[m], [f]], [[f], 0]]
-        X = Xi[i]
-        m0, m1, m2, f0, f1, f2 = Hc[i, 0], Hc[i, 1], Hc[i, 2], Hc[i, 3], Hc[i, 4], Hc[i, 5]
-        X[0, 1] -= m2
-        X[0, 2] += m1
-        X[1, 0] += m2
-        X[1, 2] -= m0
-        X[2, 0] -= m1
-        X[2, 1] += m0
-        for (r, s) in ((0, 3), (3, 0)):
-            X[r + 0, s + 1] -= f2
-            X[r + 0, s + 2] += f1
-            X[r + 1, s + 0] += f2
-            X[r + 1, s + 2] -= f0
-            X[r + 2, s + 0] -= f1
-            X[r + 2, s + 1] += f0
+            for r in range(NC - 1):
+                Cc[p, r] += Cc[i, r]
     for t in range(n):
         j = owner[t]
+        _ic_mul(Cc[j], sw[t], P1[t], 1.0, False)
         for r in range(6):
-            acc1 = 0.0
-            acc2 = 0.0
-            for m in range(6):
-                acc1 += Ic[j, r, m] * sw[t, m]
-                acc2 += Xi[j, m, r] * sw[t, m]
-            P1[t, r] = acc1
-            P2[t, r] = acc2
+            P2[t, r] = 0.0
+        _xi_mul(Cc[j], sw[t], P2[t], 1.0, True)
     for r in range(n):
         for s in range(n):
             M[r, s] = 0.0
@@ -749,7 +782,7 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
     nj = mi.shape[0] - 1
     n = dq.shape[0]
     nb = nj + 1
-    vw, aw, Fw, Hc, Ic, Xi, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    vw, aw, Fw, Cc, T, sw, P1, P2, tmp = _world_views(ws, nb, n)
     cv, xv, ev, yv, zv = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
     ik = bare(iw)
     owner = ik[:n]
@@ -788,15 +821,12 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
             dtv[t, s] = _dot6(P1[t], ev) - _dot6(P2[t], ss)
         if p == 0:
             continue
-        mat_vec(Ic[Kb], xv, yv, 6, False)
-        mat_vec(Xi[Kb], cv, yv, 6, True)
+        C = Cc[Kb]
+        _ic_mul(C, xv, yv, 1.0, False)
+        _xi_mul(C, cv, yv, 1.0, False)
         se3_ad_star_add(ss, Fw[Kb], yv, -1.0)
-        mat_vec(Ic[Kb], ev, zv, 6, False)
-        for r in range(6):
-            acc = 0.0
-            for m in range(6):
-                acc += Xi[Kb, r, m] * ss[m]
-            zv[r] -= acc
+        _ic_mul(C, ev, zv, 1.0, False)
+        _xi_mul(C, ss, zv, -1.0, False)
         m = p
         while m > 0:
             for t in range(mi[m, VI], mi[m, VI] + mi[m, NV]):
