@@ -64,7 +64,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     a constant S (revolute, prismatic, free, ball; no mimic) use the world-frame form of
     Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction.
     """
-    # float64 vectors: the compiled entry of kernels/derivatives_plan.py (see algorithms/dynamics.py)
+    # float64 vectors: the entry of kernels/derivatives_plan.py (see algorithms/dynamics.py)
     if (q.__class__ is v.__class__ is a.__class__ is np.ndarray and q.ndim == 1
             and f_ext is None and _world_form and ready.inverse_dynamics_derivatives
             and not model.has_general):

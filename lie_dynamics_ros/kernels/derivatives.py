@@ -28,7 +28,7 @@ from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, E
                      MS, MSD, OK, NONFINITE, SINGULAR)
 from .jit import JIT
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
-from .spatial import mat_vec, rigid_congruence_add
+from .spatial import mat_vec
 from .dynamics import rnea, crba, world_poses, add_armature_diagonal
 from .views import bare, c_view
 from . import joints as J
@@ -578,41 +578,6 @@ def aba_derivatives_batch(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Mi
 
 # --------------------------------------------------------------- world-frame fast path
 @njit(inline="always", **JIT)
-def _inertia_ad_sym(I, vw, X):
-    """X = I ad_v + (I ad_v)^T for a rigid-body inertia I = [[Io, [h]], [[h]^T, m 1]] and
-    v = (w, u), by 3x3 blocks: [[Io[w] - [w]Io + [h][u] + [u][h], [h x w] - m[u]],
-    -[h x w] + m[u], 0]] (symmetric)."""
-    w0, w1, w2, u0, u1, u2 = vw[0], vw[1], vw[2], vw[3], vw[4], vw[5]
-    m = I[5, 5]
-    h0, h1, h2 = I[2, 4], I[0, 5], I[1, 3]
-    hu = h0 * u0 + h1 * u1 + h2 * u2
-    hv = (h0, h1, h2)
-    uv = (u0, u1, u2)
-    for r in range(3):                                  # row r of Io [w] = Io[r, :] x w
-        a0, a1, a2 = I[r, 0], I[r, 1], I[r, 2]
-        X[r, 0] = a1 * w2 - a2 * w1
-        X[r, 1] = a2 * w0 - a0 * w2
-        X[r, 2] = a0 * w1 - a1 * w0
-    for r in range(3):
-        for c in range(r, 3):
-            t = X[r, c] + X[c, r] + uv[r] * hv[c] + hv[r] * uv[c]   # Io[w] - [w]Io = A + A^T
-            if r == c:
-                t -= 2.0 * hu
-            X[r, c] = t
-            X[c, r] = t
-    g0 = h1 * w2 - h2 * w1 - m * u0                     # [h x w] - m [u] = [g]
-    g1 = h2 * w0 - h0 * w2 - m * u1
-    g2 = h0 * w1 - h1 * w0 - m * u2
-    X[0, 3], X[0, 4], X[0, 5] = 0.0, -g2, g1
-    X[1, 3], X[1, 4], X[1, 5] = g2, 0.0, -g0
-    X[2, 3], X[2, 4], X[2, 5] = -g1, g0, 0.0
-    for r in range(3):
-        for c in range(3):
-            X[3 + c, r] = X[r, 3 + c]
-            X[3 + r, 3 + c] = 0.0
-
-
-@njit(inline="always", **JIT)
 def _dot6(x, y):
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
@@ -632,8 +597,8 @@ def constant_subspaces(mi):
 @njit(inline="always", **JIT)
 def world_work_size(nb, n):
     """Length of the float work buffer of ``world_composites`` and ``world_directions`` (plus
-    n for RNEA's torques): per body 4 vectors and 2 matrices, per DOF 3 vectors, 5 more."""
-    return nb * (24 + 72) + n * 18 + 30 + n
+    n for RNEA's torques): per body 3 vectors and a composite, per DOF 3 vectors, 5 more."""
+    return nb * (18 + NC) + n * 18 + 30 + n
 
 
 # a body's composite in ``world_composites``: Ic = [[Io, [h]], [[h]^T, m 1]] (10 numbers) and
@@ -687,12 +652,67 @@ def _xi_mul(C, x, out, s, transpose):
 
 
 @njit(inline="always", **JIT)
+def _world_composite(R, p, I, w, C):
+    """Body inertia I moved to the world frame, T = (R, p), as a composite C (C_IO...): the
+    parallel-axis form of ``spatial.rigid_congruence_add`` (Io' = R Io R^T - [Rh][p] - [p][Rh]
+    - m [p]^2, h' = R h + m p) with R Io R^T from R Io (45 products, not 108), then, for the
+    world twist w = (om, u), Xi's parts: Sy = A + A^T + u h^T + h u^T
+    - 2 (h.u) 1 with A = Io' [om], g = h' x om - m u (I ad_w + (I ad_w)^T by 3x3 blocks is
+    [[Sy, [g]], [-[g], 0]]), and Hc = Ic w."""
+    m = I[5, 5]
+    h0, h1, h2 = I[2, 4], I[0, 5], I[1, 3]
+    r0 = R[0] * h0 + R[1] * h1 + R[2] * h2
+    r1 = R[3] * h0 + R[4] * h1 + R[5] * h2
+    r2 = R[6] * h0 + R[7] * h1 + R[8] * h2
+    p0, p1, p2 = p[0], p[1], p[2]
+    rp = r0 * p0 + r1 * p1 + r2 * p2
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    rv = (r0, r1, r2)
+    pv = (p0, p1, p2)
+    for a in range(3):                      # B = R Io in C_SY (scratch until Sy is written)
+        for k in range(3):
+            C[C_SY + 3 * a + k] = (R[3 * a] * I[0, k] + R[3 * a + 1] * I[1, k]
+                                   + R[3 * a + 2] * I[2, k])
+    for a in range(3):
+        for b in range(a, 3):
+            acc = (C[C_SY + 3 * a] * R[3 * b] + C[C_SY + 3 * a + 1] * R[3 * b + 1]
+                   + C[C_SY + 3 * a + 2] * R[3 * b + 2])
+            acc -= pv[b] * rv[a] + rv[b] * pv[a] + m * pv[a] * pv[b]
+            if a == b:
+                acc += 2.0 * rp + m * pp
+            C[C_IO + 3 * a + b] = acc
+            C[C_IO + 3 * b + a] = acc
+    H0, H1, H2 = r0 + m * p0, r1 + m * p1, r2 + m * p2
+    C[C_H], C[C_H + 1], C[C_H + 2], C[C_M] = H0, H1, H2, m
+    w0, w1, w2, u0, u1, u2 = w[0], w[1], w[2], w[3], w[4], w[5]
+    hu = H0 * u0 + H1 * u1 + H2 * u2
+    hv = (H0, H1, H2)
+    uv = (u0, u1, u2)
+    for r in range(3):                      # A = Io' [om] in C_SY, row r = Io'[r, :] x om
+        a0, a1, a2 = C[C_IO + 3 * r], C[C_IO + 3 * r + 1], C[C_IO + 3 * r + 2]
+        C[C_SY + 3 * r] = a1 * w2 - a2 * w1
+        C[C_SY + 3 * r + 1] = a2 * w0 - a0 * w2
+        C[C_SY + 3 * r + 2] = a0 * w1 - a1 * w0
+    for r in range(3):
+        for c in range(r, 3):
+            t = C[C_SY + 3 * r + c] + C[C_SY + 3 * c + r] + uv[r] * hv[c] + hv[r] * uv[c]
+            if r == c:
+                t -= 2.0 * hu
+            C[C_SY + 3 * r + c] = t
+            C[C_SY + 3 * c + r] = t
+    C[C_G] = H1 * w2 - H2 * w1 - m * u0
+    C[C_G + 1] = H2 * w0 - H0 * w2 - m * u1
+    C[C_G + 2] = H0 * w1 - H1 * w0 - m * u2
+    _ic_mul(C, w, C[C_HW:C_HW + 6], 1.0, False)
+
+
+@njit(inline="always", **JIT)
 def _world_views(ws, nb, n):
     """The regions of the work buffer of ``world_composites`` / ``world_directions``."""
     w = bare(ws)
-    o = 96 * nb
+    o = (18 + NC) * nb
     return (c_view(w, (nb, 6)), c_view(w[6 * nb:], (nb, 6)), c_view(w[12 * nb:], (nb, 6)),
-            c_view(w[24 * nb:], (nb, NC)), c_view(w[60 * nb:], (2, 6, 6)), c_view(w[o:], (n, 6)),
+            c_view(w[18 * nb:], (nb, NC)), c_view(w[o:], (n, 6)),
             c_view(w[o + 6 * n:], (n, 6)), c_view(w[o + 12 * n:], (n, 6)),
             c_view(w[o + 18 * n:], (5, 6)))
 
@@ -714,8 +734,7 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
     n = M.shape[0]
     nb = nj + 1
     world_poses(mi, dv)
-    vw, aw, Fw, Cc, T, sw, P1, P2, tmp = _world_views(ws, nb, n)
-    Ii, X = T[0], T[1]
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
     ik = bare(iw)
     owner = ik[:n]
     end = ik[n:n + nb]
@@ -730,19 +749,7 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
         vi, nv = mi[i, VI], mi[i, NV]
         for t in range(nv):
             se3_Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
-        for r in range(6):
-            for cc in range(6):
-                Ii[r, cc] = 0.0
-        rigid_congruence_add(R, pp, mI[i], Ii)
-        _inertia_ad_sym(Ii, vw[i], X)
-        C = Cc[i]
-        for r in range(3):
-            for cc in range(3):
-                C[C_IO + 3 * r + cc] = Ii[r, cc]
-                C[C_SY + 3 * r + cc] = X[r, cc]
-        C[C_H], C[C_H + 1], C[C_H + 2], C[C_M] = Ii[2, 4], Ii[0, 5], Ii[1, 3], Ii[5, 5]
-        C[C_G], C[C_G + 1], C[C_G + 2] = -X[1, 5], X[0, 5], -X[0, 4]
-        _ic_mul(C, vw[i], C[C_HW:C_HW + 6], 1.0, False)
+        _world_composite(R, pp, mI[i], vw[i], Cc[i])
     for i in range(nj, 0, -1):                  # subtree sums (all in the world frame)
         p = mi[i, P]
         if p > 0:
@@ -782,7 +789,7 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
     nj = mi.shape[0] - 1
     n = dq.shape[0]
     nb = nj + 1
-    vw, aw, Fw, Cc, T, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
     cv, xv, ev, yv, zv = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
     ik = bare(iw)
     owner = ik[:n]
