@@ -25,11 +25,12 @@ import numpy as np
 from numba import njit
 
 from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, ETA, OR, OP,
-                     MS, MSD, OK, NONFINITE, SINGULAR)
+                     MS, MSD, FEXT, OK, NONFINITE, SINGULAR, OVERFLOW)
 from .jit import JIT
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from .spatial import mat_vec
 from .dynamics import rnea, crba, world_poses, add_armature_diagonal
+from .joint_kinematics import joint_kinematics
 from .views import bare, c_view
 from . import joints as J
 
@@ -335,16 +336,36 @@ def rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, fas
     """dtau/dq (tangent space), dtau/dqd and M = dtau/dqdd at (q, v, a); returns a status."""
     nb, n = mi.shape[0], v.shape[0]
     ws = np.empty(world_work_size(nb, n))
+    if fast and constant_subspaces(mi):
+        return world_rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext,
+                                      ws, np.empty(n + nb, dtype=np.int64))
     st = rnea(mi, mc, mI, dv, dm, q, v, a, ws[ws.shape[0] - n:], kin, use_fext)
     if st != OK:
         return st
-    if fast and constant_subspaces(mi):
-        iw = np.empty(n + nb, dtype=np.int64)
-        world_composites(mi, mc, mI, dv, dm, M, ws, iw)
-        world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw)
-        return OK
     _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, True)
     return crba(mi, mc, mI, dv, dm, q, v, M, False)
+
+
+@njit(**JIT)
+def world_rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, ws, iw):
+    """rnea_derivatives in the world frame alone (constant S): the joint kinematics, then the
+    RNEA, the composites and M in one pass over the bodies (``world_composites``), then
+    Table 5 (``world_directions``). The statuses of ``rnea``: NONFINITE, OVERFLOW."""
+    if kin:
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
+        if st != OK:
+            return st
+    for k in range(a.shape[0]):
+        if not np.isfinite(a[k]):
+            return NONFINITE
+    world_composites(mi, mc, mI, dv, dm, M, ws, iw, v, a, use_fext, True)
+    w = bare(ws)
+    nb = mi.shape[0]
+    for k in range(6, 6 * nb):                 # the subtree wrenches (RNEA's tau is S^T F)
+        if not np.isfinite(w[12 * nb + k]):
+            return OVERFLOW
+    world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw, True)
+    return OK
 
 
 @njit(**JIT)
@@ -504,32 +525,26 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
                             np.empty(2 * n + nb, dtype=np.int64))
 
 
-@njit(**JIT)
-def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
-                     use_fext, ws, iw):
-    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n floats) and ``iw``
-    (2 n + nb ints), which the caller holds for the call."""
+@njit(inline="always", **JIT)
+def _aba_work(mi, v, tau, ws):
+    """(status, b, H, zero) in ``ws``: RNEA's torques, M's factor, a zero vector."""
     n = v.shape[0]
-    nb = mi.shape[0]
-    for k in range(n):
-        if not np.isfinite(tau[k]):
-            return NONFINITE
-    nw = world_work_size(nb, n)
+    nw = world_work_size(mi.shape[0], n)
     w = bare(ws)
     b = w[nw - n:nw]                            # RNEA's torques (the slot world_work_size keeps)
     H = c_view(w[nw:], (n, n))
-    zero = w[nw + n * n:]
+    zero = w[nw + n * n:nw + n * n + n]
+    st = OK
     for k in range(n):
         zero[k] = 0.0
-    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
-    if st != OK:
-        return st
-    fast = constant_subspaces(mi)
-    if fast:
-        world_composites(mi, mc, mI, dv, dm, H, ws, iw)
-    else:
-        crba(mi, mc, mI, dv, dm, q, zero, H, False)
-    lam = bare(iw)[n + nb:]
+        if not np.isfinite(tau[k]):
+            st = NONFINITE
+    return st, b, H, zero
+
+
+@njit(inline="always", **JIT)
+def _factor_and_solve(mi, H, lam, tau, b, a_out, failed):
+    """H = L^T D L in place, a_out = H^-1 (tau - b); SINGULAR names the body in ``failed``."""
     dof_parents(mi, lam)
     k = ltdl(H, lam)
     if k >= 0:                      # name the body whose joint has no inertia to move
@@ -537,20 +552,16 @@ def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, f
             if mi[i, MIMIC] == 0 and mi[i, VI] <= k < mi[i, VI] + mi[i, NV]:
                 failed[0] = i
         return SINGULAR
-    for k in range(n):
+    for k in range(tau.shape[0]):
         a_out[k] = tau[k] - b[k]
     ltdl_solve(H, lam, a_out)
-    if fast:
-        st = rnea(mi, mc, mI, dv, dm, q, v, a_out, b, False, use_fext)
-        if st != OK:
-            return st
-        world_directions(mi, mc, mI, dv, dm, da_dq, da_dv, ws, iw)
-    else:
-        Mt = np.empty((n, n))
-        st = rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False,
-                              use_fext, True)
-        if st != OK:
-            return st
+    return OK
+
+
+@njit(inline="always", **JIT)
+def _minus_solves(H, lam, da_dq, da_dv, Minv):
+    """da_dq, da_dv <- -M^-1 da_dq, -M^-1 da_dv; Minv <- M^-1 (M = L^T D L in H)."""
+    n = H.shape[0]
     for r in range(n):
         for c in range(n):
             da_dq[r, c] = -da_dq[r, c]
@@ -560,6 +571,59 @@ def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, f
     ltdl_solve_many(H, lam, da_dq)
     ltdl_solve_many(H, lam, da_dv)
     ltdl_solve_many(H, lam, Minv)
+
+
+@njit(**JIT)
+def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
+                     use_fext, ws, iw):
+    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n floats) and ``iw``
+    (2 n + nb ints), which the caller holds for the call."""
+    if constant_subspaces(mi):
+        return world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv,
+                                     failed, kin, use_fext, ws, iw)
+    n = v.shape[0]
+    st, b, H, zero = _aba_work(mi, v, tau, ws)
+    if st != OK:
+        return st
+    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
+    if st != OK:
+        return st
+    crba(mi, mc, mI, dv, dm, q, zero, H, False)
+    lam = bare(iw)[n + mi.shape[0]:]
+    st = _factor_and_solve(mi, H, lam, tau, b, a_out, failed)
+    if st != OK:
+        return st
+    Mt = np.empty((n, n))
+    st = rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False, use_fext,
+                          True)
+    if st != OK:
+        return st
+    _minus_solves(H, lam, da_dq, da_dv, Minv)
+    return OK
+
+
+@njit(**JIT)
+def world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
+                          use_fext, ws, iw):
+    """``_aba_derivatives`` for constant joint subspaces: M from the world-frame composites
+    (no CRBA), Table 5 from ``world_directions``."""
+    n = v.shape[0]
+    st, b, H, zero = _aba_work(mi, v, tau, ws)
+    if st != OK:
+        return st
+    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
+    if st != OK:
+        return st
+    world_composites(mi, mc, mI, dv, dm, H, ws, iw, v, zero, use_fext, False)
+    lam = bare(iw)[n + mi.shape[0]:]
+    st = _factor_and_solve(mi, H, lam, tau, b, a_out, failed)
+    if st != OK:
+        return st
+    st = rnea(mi, mc, mI, dv, dm, q, v, a_out, b, False, use_fext)
+    if st != OK:
+        return st
+    world_directions(mi, mc, mI, dv, dm, da_dq, da_dv, ws, iw, False)
+    _minus_solves(H, lam, da_dq, da_dv, Minv)
     return OK
 
 
@@ -718,7 +782,7 @@ def _world_views(ws, nb, n):
 
 
 @njit(**JIT)
-def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
+def world_composites(mi, mc, mI, dv, dm, M, ws, iw, v, a, use_fext, with_rnea):
     """The part of Table 5's world-frame form that needs q and v only, and M from it.
 
     With world twists v_i and joint columns s_t = Ad_{T_0i} S_i e_t, the subtree sums
@@ -729,6 +793,10 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
     RNEA (any a). ``ws`` (``world_work_size`` floats) and ``iw`` (n + nb ints at least) are
     work memory that the caller holds for the call, so views without reference counts
     (kernels/views.py) are safe; ``world_directions`` reads them next.
+
+    ``with_rnea``: the RNEA itself runs here, in the world frame (constant S: v_i = v_p + s qd,
+    a_i = a_p + s qdd + [v_i, s qd], f_i = I_i a_i - ad*_{v_i} I_i v_i - f_ext, summed over
+    subtrees), from the joint kinematics alone; else v_i comes from an RNEA's dv.
     """
     nj = mi.shape[0] - 1
     n = M.shape[0]
@@ -739,22 +807,48 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
     owner = ik[:n]
     end = ik[n:n + nb]
     body_ranges(mi, owner, end)
-    for k in range(6):
+    sq = tmp[0]
+    for k in range(3):
         vw[0, k] = 0.0
+        vw[0, 3 + k] = 0.0
+        aw[0, k] = 0.0
+        aw[0, 3 + k] = -mc[0, G + k]
     for i in range(1, nj + 1):
         c = dv[i]
         R = c[OR:OR + 9]
         pp = c[OP:OP + 3]
-        se3_Ad(R, pp, c[V:V + 6], vw[i])
         vi, nv = mi[i, VI], mi[i, NV]
         for t in range(nv):
             se3_Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
-        _world_composite(R, pp, mI[i], vw[i], Cc[i])
+        if with_rnea:
+            p = mi[i, P]
+            for k in range(6):
+                acc_v = 0.0
+                acc_a = 0.0
+                for t in range(nv):
+                    acc_v += sw[vi + t, k] * v[vi + t]
+                    acc_a += sw[vi + t, k] * a[vi + t]
+                sq[k] = acc_v
+                vw[i, k] = vw[p, k] + acc_v
+                aw[i, k] = aw[p, k] + acc_a
+            se3_ad_add(vw[i], sq, aw[i], 1.0)
+        else:
+            se3_Ad(R, pp, c[V:V + 6], vw[i])
+        C = Cc[i]
+        _world_composite(R, pp, mI[i], vw[i], C)
+        if with_rnea:
+            _ic_mul(C, aw[i], Fw[i], 1.0, False)
+            se3_ad_star_add(vw[i], C[C_HW:C_HW + 6], Fw[i], -1.0)
+            if use_fext:
+                se3_Ad_inv_T_add(R, pp, c[FEXT:FEXT + 6], Fw[i], -1.0)
     for i in range(nj, 0, -1):                  # subtree sums (all in the world frame)
         p = mi[i, P]
         if p > 0:
             for r in range(NC - 1):
                 Cc[p, r] += Cc[i, r]
+            if with_rnea:
+                for r in range(6):
+                    Fw[p, r] += Fw[i, r]
     for t in range(n):
         j = owner[t]
         _ic_mul(Cc[j], sw[t], P1[t], 1.0, False)
@@ -772,7 +866,7 @@ def world_composites(mi, mc, mI, dv, dm, M, ws, iw):
 
 
 @njit(**JIT)
-def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
+def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw, have_af):
     """Table 5 for every p = q_k and p = qd_k at once, in the world frame (constant S only),
     after ``world_composites`` filled ``ws`` and ``iw`` and an RNEA at (q, v, a) filled dv.
 
@@ -785,6 +879,7 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
       j an ancestor of K:     dtau_t/dq_s = s_t.(-ad*_s F_K + Ic_K x + Xi_K c),
                               dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
     zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
+    ``have_af``: ``world_composites`` ran the RNEA (world a_i and subtree F_j are in ``ws``).
     """
     nj = mi.shape[0] - 1
     n = dq.shape[0]
@@ -794,10 +889,9 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw):
     ik = bare(iw)
     owner = ik[:n]
     end = ik[n:n + nb]
-    for k in range(3):
-        aw[0, k] = 0.0
-        aw[0, 3 + k] = -mc[0, G + k]
     for i in range(1, nj + 1):
+        if have_af:
+            break
         c = dv[i]
         R = c[OR:OR + 9]
         pp = c[OP:OP + 3]
