@@ -521,7 +521,7 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
     nb = mi.shape[0]
     nw = world_work_size(nb, n)
     return _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed,
-                            kin, use_fext, np.empty(nw + n * n + n),
+                            kin, use_fext, np.empty(nw + n * n + n + 12 * nb),
                             np.empty(2 * n + nb, dtype=np.int64))
 
 
@@ -576,8 +576,8 @@ def _minus_solves(H, lam, da_dq, da_dv, Minv):
 @njit(**JIT)
 def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
                      use_fext, ws, iw):
-    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n floats) and ``iw``
-    (2 n + nb ints), which the caller holds for the call."""
+    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n + 12 nb floats)
+    and ``iw`` (2 n + nb ints), which the caller holds for the call."""
     if constant_subspaces(mi):
         return world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv,
                                      failed, kin, use_fext, ws, iw)
@@ -605,26 +605,69 @@ def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, f
 @njit(**JIT)
 def world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
                           use_fext, ws, iw):
-    """``_aba_derivatives`` for constant joint subspaces: M from the world-frame composites
-    (no CRBA), Table 5 from ``world_directions``."""
+    """``_aba_derivatives`` for constant joint subspaces, in the world frame alone: the RNEA at
+    a = 0 and M from ``world_composites`` (no CRBA), a = M^-1 (tau - b), the RNEA moved to a
+    by ``_world_add_accelerations``, Table 5 from ``world_directions``. ``ws``: 12 nb floats
+    more than ``_aba_derivatives``'s."""
     n = v.shape[0]
+    nb = mi.shape[0]
     st, b, H, zero = _aba_work(mi, v, tau, ws)
     if st != OK:
         return st
-    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
-    if st != OK:
-        return st
-    world_composites(mi, mc, mI, dv, dm, H, ws, iw, v, zero, use_fext, False)
-    lam = bare(iw)[n + mi.shape[0]:]
+    if kin:
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
+        if st != OK:
+            return st
+    world_composites(mi, mc, mI, dv, dm, H, ws, iw, v, zero, use_fext, True)
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    for i in range(1, nb):
+        for k in range(6):
+            if not np.isfinite(Fw[i, k]):
+                return OVERFLOW
+        for t in range(mi[i, VI], mi[i, VI] + mi[i, NV]):
+            b[t] = _dot6(sw[t], Fw[i])          # tau at a = 0: s_t . F_j
+    lam = bare(iw)[n + nb:]
     st = _factor_and_solve(mi, H, lam, tau, b, a_out, failed)
     if st != OK:
         return st
-    st = rnea(mi, mc, mI, dv, dm, q, v, a_out, b, False, use_fext)
-    if st != OK:
-        return st
-    world_directions(mi, mc, mI, dv, dm, da_dq, da_dv, ws, iw, False)
+    _world_add_accelerations(mi, a_out, ws, n)
+    world_directions(mi, mc, mI, dv, dm, da_dq, da_dv, ws, iw, True)
     _minus_solves(H, lam, da_dq, da_dv, Minv)
     return OK
+
+
+@njit(**JIT)
+def _world_add_accelerations(mi, a, ws, n):
+    """The world RNEA of ``world_composites`` at a = 0 moved to a (it is linear in a): a_i +=
+    da_i = da_p + sum_t s_t a_t and F_j += sum over j's subtree of I_i da_i = Ic_j da_j +
+    sum over the children c of G_c, with G_c = sum over c's subtree of the DOFs t of a_t P1_t
+    (P1_t = Ic s_t of the body of t), so no single body's inertia is needed."""
+    nb = mi.shape[0]
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    o = world_work_size(nb, n) + n * n + n
+    w = bare(ws)
+    da = c_view(w[o:], (nb, 6))
+    G = c_view(w[o + 6 * nb:], (nb, 6))
+    for k in range(6):
+        da[0, k] = 0.0
+    for i in range(1, nb):
+        p = mi[i, P]
+        for k in range(6):
+            x = da[p, k]
+            g = 0.0
+            for t in range(mi[i, VI], mi[i, VI] + mi[i, NV]):
+                x += sw[t, k] * a[t]
+                g += P1[t, k] * a[t]
+            da[i, k] = x
+            aw[i, k] += x
+            G[i, k] = g
+    for i in range(nb - 1, 0, -1):
+        _ic_mul(Cc[i], da[i], Fw[i], 1.0, True)
+        p = mi[i, P]
+        if p > 0:
+            for k in range(6):
+                Fw[p, k] += G[i, k]              # the children's G, before the parent's own
+                G[p, k] += G[i, k]
 
 
 @njit(**JIT)

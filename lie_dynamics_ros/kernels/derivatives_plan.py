@@ -67,7 +67,7 @@ def forward_dynamics_derivatives(buf, q, v, tau, out):
     nb = mi.shape[0]
     return world_aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), acc,
                                  out2[0], out2[1], out2[2], failed, True, False,
-                                 np.empty(world_work_size(nb, nv) + nv * nv + nv),
+                                 np.empty(world_work_size(nb, nv) + nv * nv + nv + 12 * nb),
                                  np.empty(2 * nv + nb, dtype=np.int64))
 
 
