@@ -6,7 +6,8 @@ Rows: ``inverse_dynamics_derivatives`` vs ``pin.computeRNEADerivatives`` and
 (``urdf/arm7.urdf``, fixed base) and Talos (``talos_reduced.urdf`` from example-robot-data,
 floating base, nv = 38), the robots of ``benchmarks/bench_dynamics.py``. Both sides are called
 from Python with the same inputs; calls are interleaved round by round and the minimum over the
-rounds is kept, so that load from other processes affects both alike. Prints microseconds per
+rounds is kept, in CPU time of this process (``time.process_time``), so that load from other
+processes (a shared machine) affects both alike and little. Prints microseconds per
 call and the ratio ours / Pinocchio; ``rows()`` returns them for the lead's bench table.
 
     .venv/bin/python benchmarks/bench_derivatives.py [--rounds 30] [--number 200]
@@ -42,10 +43,10 @@ def _min_time(fns, rounds, number):
     best = [np.inf] * len(fns)
     for _ in range(rounds):
         for k, f in enumerate(fns):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(number):
                 f()
-            best[k] = min(best[k], (time.perf_counter() - t0) / number)
+            best[k] = min(best[k], (time.process_time() - t0) / number)
     return best
 
 

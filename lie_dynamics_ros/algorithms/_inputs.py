@@ -89,7 +89,6 @@ class _Ready:
     """Which entries of kernels/plan.py are compiled and closed to other argument types (one
     attribute per entry name): the public functions call an entry first once it is."""
     inverse_dynamics = forward_dynamics = mass_matrix = False
-    inverse_dynamics_derivatives = forward_dynamics_derivatives = False
 
 
 ready = _Ready()

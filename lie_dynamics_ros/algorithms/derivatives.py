@@ -15,10 +15,19 @@ import numpy as np
 from ..errors import InputError
 from ..kernels import derivatives as KD
 from ..kernels import joints as J
-from ..kernels import plan as P
+from ..kernels import derivatives_plan as E
 from . import _inputs as I
 from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
 from .dynamics import forward_dynamics, hybrid_dynamics
+
+
+class _Ready:
+    """Which entries of kernels/derivatives_plan.py are compiled and closed to other argument
+    types: the public functions call an entry first once it is."""
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = False
+
+
+ready = _Ready()
 
 
 def _supported(model):
@@ -55,18 +64,18 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     a constant S (revolute, prismatic, free, ball; no mimic) use the world-frame form of
     Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction.
     """
-    # float64 vectors: the compiled entry of kernels/plan.py (see algorithms/dynamics.py)
+    # float64 vectors: the entry of kernels/derivatives_plan.py (see algorithms/dynamics.py)
     if (q.__class__ is v.__class__ is a.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and _world_form and I.ready.inverse_dynamics_derivatives
+            and f_ext is None and _world_form and ready.inverse_dynamics_derivatives
             and not model.has_general):
         d = model.default_data() if data is None else data_for(model, data)
         out = np.empty((3, model.nv, model.nv))
         try:
-            if P.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
+            if E.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
                 return out[0], out[1], out[2]
         except TypeError:
             pass
-    I.compile_entry("inverse_dynamics_derivatives")
+    I.compile_entry("inverse_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
     d = data_for(model, data)
@@ -101,15 +110,15 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
     ``inverse_dynamics_derivatives``. With mimic joints M is not tree-sparse: dense solves.
     """
     if (q.__class__ is v.__class__ is tau.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and I.ready.forward_dynamics_derivatives and model.tree_aba):
+            and f_ext is None and ready.forward_dynamics_derivatives and model.tree_aba):
         d = model.default_data() if data is None else data_for(model, data)
         out = np.empty((3, model.nv, model.nv))
         try:
-            if P.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
+            if E.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
                 return out[0], out[1], out[2]
         except TypeError:
             pass
-    I.compile_entry("forward_dynamics_derivatives")
+    I.compile_entry("forward_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
     d = data_for(model, data)

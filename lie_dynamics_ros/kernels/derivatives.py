@@ -14,21 +14,23 @@ touches the subtree of its source bodies (forward) and their ancestors (backward
 Jacobian costs O(n d) body updates (d = depth): O(n^2) at worst. When every joint has a
 constant S (revolute, prismatic, free, ball; no mimic), ``world_directions`` evaluates the same
 table for all directions at once in the world frame (subtree sums become composite matrices),
-which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print Ad*_{T_{i,k}} in places; the children's wrenches travel with
+which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print Ad*_{T_{i,k}} in places;
+the children's wrenches travel with
 Ad*_{T^-1_{i,k}}, whose derivative is Kim eq. (88): d Ad*_{T^-1}/dp = -Ad*_{T^-1} ad*_{dh}.
 
-numba's cache does not follow calls into other modules: when the kernels called from here
-change (kernels/dynamics.py, joint_kinematics.py, spatial.py), edit this file too, so that its
-cached kernels are compiled again with them.
+The cache key covers the kernel files imported (kernels/jit.py), so edits of the kernels
+called from here (kernels/dynamics.py, joint_kinematics.py, spatial.py) recompile this file.
 """
 import numpy as np
 
 from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, ETA, OR, OP,
-                     MS, MSD, OK, NONFINITE, SINGULAR)
+                     MS, MSD, FEXT, OK, NONFINITE, SINGULAR, OVERFLOW)
 from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
-from .spatial import mat_vec, rigid_congruence_add
+from .spatial import mat_vec
 from .dynamics import rnea, crba, world_poses, add_armature_diagonal
+from .joint_kinematics import joint_kinematics
+from .views import bare, c_view
 from . import joints as J
 
 DIR_Q = 0
@@ -331,15 +333,38 @@ def body_ranges(mi, owner, end):
 @njit(**JIT)
 def rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, fast):
     """dtau/dq (tangent space), dtau/dqd and M = dtau/dqdd at (q, v, a); returns a status."""
-    tau = np.empty(v.shape[0])
-    st = rnea(mi, mc, mI, dv, dm, q, v, a, tau, kin, use_fext)
+    nb, n = mi.shape[0], v.shape[0]
+    ws = np.empty(world_work_size(nb, n))
+    if fast and constant_subspaces(mi):
+        return world_rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext,
+                                      ws, np.empty(n + nb, dtype=np.int64))
+    st = rnea(mi, mc, mI, dv, dm, q, v, a, ws[ws.shape[0] - n:], kin, use_fext)
     if st != OK:
         return st
-    if fast and constant_subspaces(mi):
-        world_directions(mi, mc, mI, dv, dm, dq, dtv, M)
-        return OK
     _state_directions(mi, mc, mI, dv, dm, v, a, dq, dtv, True)
     return crba(mi, mc, mI, dv, dm, q, v, M, False)
+
+
+@njit(**JIT)
+def world_rnea_derivatives(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, kin, use_fext, ws, iw):
+    """rnea_derivatives in the world frame alone (constant S): the joint kinematics, then the
+    RNEA, the composites and M in one pass over the bodies (``world_composites``), then
+    Table 5 (``world_directions``). The statuses of ``rnea``: NONFINITE, OVERFLOW."""
+    if kin:
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
+        if st != OK:
+            return st
+    for k in range(a.shape[0]):
+        if not np.isfinite(a[k]):
+            return NONFINITE
+    world_composites(mi, mc, mI, dv, dm, M, ws, iw, v, a, use_fext, True)
+    w = bare(ws)
+    nb = mi.shape[0]
+    for k in range(6, 6 * nb):                 # the subtree wrenches (RNEA's tau is S^T F)
+        if not np.isfinite(w[12 * nb + k]):
+            return OVERFLOW
+    world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw, True)
+    return OK
 
 
 @njit(**JIT)
@@ -487,19 +512,38 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
                     use_fext):
     """a = M^-1 (tau - b), then da/dq = -M^-1 dtau/dq|_a, da/dv = -M^-1 dtau/dv|_a and M^-1
     (Kim Table 6 with p = q_k, qd_k, tau_k), through the tree-sparse L^T D L factorization of
-    M (Featherstone, RBDA §6.5): O(n d) per column."""
+    M (Featherstone, RBDA §6.5): O(n d) per column, never an inverse. With constant joint
+    subspaces M comes from the world-frame composites that the derivatives reuse, so no CRBA
+    runs (Carpentier & Mansard 2018 obtain the ABA derivatives the same way, as -M^-1 times
+    the RNEA derivatives, with M^-1 from a factorization)."""
     n = v.shape[0]
+    nb = mi.shape[0]
+    nw = world_work_size(nb, n)
+    return _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed,
+                            kin, use_fext, np.empty(nw + n * n + n + 12 * nb),
+                            np.empty(2 * n + nb, dtype=np.int64))
+
+
+@njit(inline="always", **JIT)
+def _aba_work(mi, v, tau, ws):
+    """(status, b, H, zero) in ``ws``: RNEA's torques, M's factor, a zero vector."""
+    n = v.shape[0]
+    nw = world_work_size(mi.shape[0], n)
+    w = bare(ws)
+    b = w[nw - n:nw]                            # RNEA's torques (the slot world_work_size keeps)
+    H = c_view(w[nw:], (n, n))
+    zero = w[nw + n * n:nw + n * n + n]
+    st = OK
     for k in range(n):
+        zero[k] = 0.0
         if not np.isfinite(tau[k]):
-            return NONFINITE
-    zero = np.zeros(n)
-    b = np.empty(n)
-    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
-    if st != OK:
-        return st
-    H = np.empty((n, n))
-    crba(mi, mc, mI, dv, dm, q, zero, H, False)
-    lam = np.empty(n, dtype=np.int64)
+            st = NONFINITE
+    return st, b, H, zero
+
+
+@njit(inline="always", **JIT)
+def _factor_and_solve(mi, H, lam, tau, b, a_out, failed):
+    """H = L^T D L in place, a_out = H^-1 (tau - b); SINGULAR names the body in ``failed``."""
     dof_parents(mi, lam)
     k = ltdl(H, lam)
     if k >= 0:                      # name the body whose joint has no inertia to move
@@ -507,24 +551,122 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
             if mi[i, MIMIC] == 0 and mi[i, VI] <= k < mi[i, VI] + mi[i, NV]:
                 failed[0] = i
         return SINGULAR
-    for k in range(n):
+    for k in range(tau.shape[0]):
         a_out[k] = tau[k] - b[k]
     ltdl_solve(H, lam, a_out)
-    Mt = np.empty((n, n))
-    rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False, use_fext, True)
-    X = np.zeros((n, 3 * n))
-    for r in range(n):
-        for c in range(n):
-            X[r, c] = -da_dq[r, c]
-            X[r, n + c] = -da_dv[r, c]
-        X[r, 2 * n + r] = 1.0
-    ltdl_solve_many(H, lam, X)
-    for r in range(n):
-        for c in range(n):
-            da_dq[r, c] = X[r, c]
-            da_dv[r, c] = X[r, n + c]
-            Minv[r, c] = X[r, 2 * n + c]
     return OK
+
+
+@njit(inline="always", **JIT)
+def _minus_solves(H, lam, da_dq, da_dv, Minv):
+    """da_dq, da_dv <- -M^-1 da_dq, -M^-1 da_dv; Minv <- M^-1 (M = L^T D L in H)."""
+    n = H.shape[0]
+    for r in range(n):
+        for c in range(n):
+            da_dq[r, c] = -da_dq[r, c]
+            da_dv[r, c] = -da_dv[r, c]
+            Minv[r, c] = 0.0
+        Minv[r, r] = 1.0
+    ltdl_solve_many(H, lam, da_dq)
+    ltdl_solve_many(H, lam, da_dv)
+    ltdl_solve_many(H, lam, Minv)
+
+
+@njit(**JIT)
+def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
+                     use_fext, ws, iw):
+    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n + 12 nb floats)
+    and ``iw`` (2 n + nb ints), which the caller holds for the call."""
+    if constant_subspaces(mi):
+        return world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv,
+                                     failed, kin, use_fext, ws, iw)
+    n = v.shape[0]
+    st, b, H, zero = _aba_work(mi, v, tau, ws)
+    if st != OK:
+        return st
+    st = rnea(mi, mc, mI, dv, dm, q, v, zero, b, kin, use_fext)
+    if st != OK:
+        return st
+    crba(mi, mc, mI, dv, dm, q, zero, H, False)
+    lam = bare(iw)[n + mi.shape[0]:]
+    st = _factor_and_solve(mi, H, lam, tau, b, a_out, failed)
+    if st != OK:
+        return st
+    Mt = np.empty((n, n))
+    st = rnea_derivatives(mi, mc, mI, dv, dm, q, v, a_out, da_dq, da_dv, Mt, False, use_fext,
+                          True)
+    if st != OK:
+        return st
+    _minus_solves(H, lam, da_dq, da_dv, Minv)
+    return OK
+
+
+@njit(**JIT)
+def world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
+                          use_fext, ws, iw):
+    """``_aba_derivatives`` for constant joint subspaces, in the world frame alone: the RNEA at
+    a = 0 and M from ``world_composites`` (no CRBA), a = M^-1 (tau - b), the RNEA moved to a
+    by ``_world_add_accelerations``, Table 5 from ``world_directions``. ``ws``: 12 nb floats
+    more than ``_aba_derivatives``'s."""
+    n = v.shape[0]
+    nb = mi.shape[0]
+    st, b, H, zero = _aba_work(mi, v, tau, ws)
+    if st != OK:
+        return st
+    if kin:
+        st = joint_kinematics(mi, mc, dv, dm, q, v)
+        if st != OK:
+            return st
+    world_composites(mi, mc, mI, dv, dm, H, ws, iw, v, zero, use_fext, True)
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    for i in range(1, nb):
+        for k in range(6):
+            if not np.isfinite(Fw[i, k]):
+                return OVERFLOW
+        for t in range(mi[i, VI], mi[i, VI] + mi[i, NV]):
+            b[t] = _dot6(sw[t], Fw[i])          # tau at a = 0: s_t . F_j
+    lam = bare(iw)[n + nb:]
+    st = _factor_and_solve(mi, H, lam, tau, b, a_out, failed)
+    if st != OK:
+        return st
+    _world_add_accelerations(mi, a_out, ws, n)
+    world_directions(mi, mc, mI, dv, dm, da_dq, da_dv, ws, iw, True)
+    _minus_solves(H, lam, da_dq, da_dv, Minv)
+    return OK
+
+
+@njit(**JIT)
+def _world_add_accelerations(mi, a, ws, n):
+    """The world RNEA of ``world_composites`` at a = 0 moved to a (it is linear in a): a_i +=
+    da_i = da_p + sum_t s_t a_t and F_j += sum over j's subtree of I_i da_i = Ic_j da_j +
+    sum over the children c of G_c, with G_c = sum over c's subtree of the DOFs t of a_t P1_t
+    (P1_t = Ic s_t of the body of t), so no single body's inertia is needed."""
+    nb = mi.shape[0]
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    o = world_work_size(nb, n) + n * n + n
+    w = bare(ws)
+    da = c_view(w[o:], (nb, 6))
+    G = c_view(w[o + 6 * nb:], (nb, 6))
+    for k in range(6):
+        da[0, k] = 0.0
+    for i in range(1, nb):
+        p = mi[i, P]
+        for k in range(6):
+            x = da[p, k]
+            g = 0.0
+            for t in range(mi[i, VI], mi[i, VI] + mi[i, NV]):
+                x += sw[t, k] * a[t]
+                g += P1[t, k] * a[t]
+            da[i, k] = x
+            aw[i, k] += x
+            G[i, k] = g
+    for i in range(nb - 1, 0, -1):
+        _ic_mul(Cc[i], da[i], Fw[i], 1.0, True)
+        p = mi[i, P]
+        if p > 0:
+            for k in range(6):
+                Fw[p, k] += G[i, k]              # the children's G, before the parent's own
+                G[p, k] += G[i, k]
 
 
 @njit(**JIT)
@@ -542,41 +684,6 @@ def aba_derivatives_batch(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Mi
 
 # --------------------------------------------------------------- world-frame fast path
 @njit(inline="always", **JIT)
-def _inertia_ad_sym(I, vw, X):
-    """X = I ad_v + (I ad_v)^T for a rigid-body inertia I = [[Io, [h]], [[h]^T, m 1]] and
-    v = (w, u), by 3x3 blocks: [[Io[w] - [w]Io + [h][u] + [u][h], [h x w] - m[u]],
-    -[h x w] + m[u], 0]] (symmetric)."""
-    w0, w1, w2, u0, u1, u2 = vw[0], vw[1], vw[2], vw[3], vw[4], vw[5]
-    m = I[5, 5]
-    h0, h1, h2 = I[2, 4], I[0, 5], I[1, 3]
-    hu = h0 * u0 + h1 * u1 + h2 * u2
-    hv = (h0, h1, h2)
-    uv = (u0, u1, u2)
-    for r in range(3):                                  # row r of Io [w] = Io[r, :] x w
-        a0, a1, a2 = I[r, 0], I[r, 1], I[r, 2]
-        X[r, 0] = a1 * w2 - a2 * w1
-        X[r, 1] = a2 * w0 - a0 * w2
-        X[r, 2] = a0 * w1 - a1 * w0
-    for r in range(3):
-        for c in range(r, 3):
-            t = X[r, c] + X[c, r] + uv[r] * hv[c] + hv[r] * uv[c]   # Io[w] - [w]Io = A + A^T
-            if r == c:
-                t -= 2.0 * hu
-            X[r, c] = t
-            X[c, r] = t
-    g0 = h1 * w2 - h2 * w1 - m * u0                     # [h x w] - m [u] = [g]
-    g1 = h2 * w0 - h0 * w2 - m * u1
-    g2 = h0 * w1 - h1 * w0 - m * u2
-    X[0, 3], X[0, 4], X[0, 5] = 0.0, -g2, g1
-    X[1, 3], X[1, 4], X[1, 5] = g2, 0.0, -g0
-    X[2, 3], X[2, 4], X[2, 5] = -g1, g0, 0.0
-    for r in range(3):
-        for c in range(3):
-            X[3 + c, r] = X[r, 3 + c]
-            X[3 + r, 3 + c] = 0.0
-
-
-@njit(inline="always", **JIT)
 def _dot6(x, y):
     return x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3] + x[4] * y[4] + x[5] * y[5]
 
@@ -593,107 +700,251 @@ def constant_subspaces(mi):
     return True
 
 
-@njit(**JIT)
-def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
-    """Table 5 for every p = q_k and p = qd_k at once, in the world frame (constant S only).
+@njit(inline="always", **JIT)
+def world_work_size(nb, n):
+    """Length of the float work buffer of ``world_composites`` and ``world_directions`` (plus
+    n for RNEA's torques): per body 3 vectors and a composite, per DOF 3 vectors, 5 more."""
+    return nb * (18 + NC) + n * 18 + 30 + n
 
-    After an RNEA, with world twists v_i, accelerations a_i (a_0 = (0, -g)), joint columns
-    s_t = Ad_{T_0i} S_i e_t and joint wrenches F_j: a q_s perturbation turns the subtree of its
-    joint K rigidly about s, so Kim's recursion sums over a subtree into composite matrices:
-    Ic_j = sum I_i, Xi_j = sum (I_i ad_{v_i} + ad_{v_i}^T I_i + Ybar(I_i v_i)), where
-    ad*_x h = Ybar(h) x. With c = [s, v_p], x = [a_p, s] - [v_p, c], e = [v_p, s] + [v_K, s]
-    (p the parent of K):
-      j in the subtree of K:  dtau_t/dq_s = (Ic_j s_t).x + (Xi_j^T s_t).c,
-                              dtau_t/dqd_s = (Ic_j s_t).e - (Xi_j^T s_t).s;
-      j an ancestor of K:     dtau_t/dq_s = s_t.(-ad*_s F_K + Ic_K x + Xi_K c),
-                              dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
-    zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
-    The same composites give the mass matrix, M[t, s] = (Ic_j s_t).s (the CRBA in the world
-    frame), plus the armature on its diagonal.
+
+# a body's composite in ``world_composites``: Ic = [[Io, [h]], [[h]^T, m 1]] (10 numbers) and
+# Xi = [[Sy + [hw], [g] + [hv]], [-[g] + [hv], 0]] (Sy symmetric; Hc = (hw, hv) = Ic v), so a
+# subtree sum adds 31 numbers, not two 6x6 matrices
+C_IO, C_H, C_M, C_SY, C_G, C_HW, C_HV, NC = 0, 9, 12, 13, 22, 25, 28, 32
+
+
+@njit(inline="always", **JIT)
+def _ic_mul(C, x, out, s, add):
+    """out (+)= s * Ic x = s * (Io w + h x u, m u - h x w) for x = (w, u)."""
+    w0, w1, w2, u0, u1, u2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    h0, h1, h2, m = C[C_H], C[C_H + 1], C[C_H + 2], C[C_M]
+    t0 = C[C_IO] * w0 + C[C_IO + 1] * w1 + C[C_IO + 2] * w2 + h1 * u2 - h2 * u1
+    t1 = C[C_IO + 3] * w0 + C[C_IO + 4] * w1 + C[C_IO + 5] * w2 + h2 * u0 - h0 * u2
+    t2 = C[C_IO + 6] * w0 + C[C_IO + 7] * w1 + C[C_IO + 8] * w2 + h0 * u1 - h1 * u0
+    t3 = m * u0 - (h1 * w2 - h2 * w1)
+    t4 = m * u1 - (h2 * w0 - h0 * w2)
+    t5 = m * u2 - (h0 * w1 - h1 * w0)
+    if add:
+        out[0] += s * t0
+        out[1] += s * t1
+        out[2] += s * t2
+        out[3] += s * t3
+        out[4] += s * t4
+        out[5] += s * t5
+    else:
+        out[0], out[1], out[2], out[3], out[4], out[5] = t0, t1, t2, t3, t4, t5
+
+
+@njit(inline="always", **JIT)
+def _xi_mul(C, x, out, s, transpose):
+    """out += s * Xi x = s * (Sy w + hw x w + (g + hv) x u, (hv - g) x w), or s * Xi^T x =
+    s * (Sy w - hw x w + (g - hv) x u, -(hv + g) x w)."""
+    w0, w1, w2, u0, u1, u2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    sg = -1.0 if transpose else 1.0
+    m0, m1, m2 = sg * C[C_HW], sg * C[C_HW + 1], sg * C[C_HW + 2]
+    v0, v1, v2 = sg * C[C_HV], sg * C[C_HV + 1], sg * C[C_HV + 2]
+    g0, g1, g2 = C[C_G], C[C_G + 1], C[C_G + 2]
+    a0, a1, a2 = v0 + g0, v1 + g1, v2 + g2
+    b0, b1, b2 = v0 - g0, v1 - g1, v2 - g2
+    out[0] += s * (C[C_SY] * w0 + C[C_SY + 1] * w1 + C[C_SY + 2] * w2 + m1 * w2 - m2 * w1
+                   + a1 * u2 - a2 * u1)
+    out[1] += s * (C[C_SY + 3] * w0 + C[C_SY + 4] * w1 + C[C_SY + 5] * w2 + m2 * w0 - m0 * w2
+                   + a2 * u0 - a0 * u2)
+    out[2] += s * (C[C_SY + 6] * w0 + C[C_SY + 7] * w1 + C[C_SY + 8] * w2 + m0 * w1 - m1 * w0
+                   + a0 * u1 - a1 * u0)
+    out[3] += s * (b1 * w2 - b2 * w1)
+    out[4] += s * (b2 * w0 - b0 * w2)
+    out[5] += s * (b0 * w1 - b1 * w0)
+
+
+@njit(inline="always", **JIT)
+def _world_composite(R, p, I, w, C):
+    """Body inertia I moved to the world frame, T = (R, p), as a composite C (C_IO...): the
+    parallel-axis form of ``spatial.rigid_congruence_add`` (Io' = R Io R^T - [Rh][p] - [p][Rh]
+    - m [p]^2, h' = R h + m p) with R Io R^T from R Io (45 products, not 108), then, for the
+    world twist w = (om, u), Xi's parts: Sy = A + A^T + u h^T + h u^T
+    - 2 (h.u) 1 with A = Io' [om], g = h' x om - m u (I ad_w + (I ad_w)^T by 3x3 blocks is
+    [[Sy, [g]], [-[g], 0]]), and Hc = Ic w."""
+    m = I[5, 5]
+    h0, h1, h2 = I[2, 4], I[0, 5], I[1, 3]
+    r0 = R[0] * h0 + R[1] * h1 + R[2] * h2
+    r1 = R[3] * h0 + R[4] * h1 + R[5] * h2
+    r2 = R[6] * h0 + R[7] * h1 + R[8] * h2
+    p0, p1, p2 = p[0], p[1], p[2]
+    rp = r0 * p0 + r1 * p1 + r2 * p2
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    rv = (r0, r1, r2)
+    pv = (p0, p1, p2)
+    for a in range(3):                      # B = R Io in C_SY (scratch until Sy is written)
+        for k in range(3):
+            C[C_SY + 3 * a + k] = (R[3 * a] * I[0, k] + R[3 * a + 1] * I[1, k]
+                                   + R[3 * a + 2] * I[2, k])
+    for a in range(3):
+        for b in range(a, 3):
+            acc = (C[C_SY + 3 * a] * R[3 * b] + C[C_SY + 3 * a + 1] * R[3 * b + 1]
+                   + C[C_SY + 3 * a + 2] * R[3 * b + 2])
+            acc -= pv[b] * rv[a] + rv[b] * pv[a] + m * pv[a] * pv[b]
+            if a == b:
+                acc += 2.0 * rp + m * pp
+            C[C_IO + 3 * a + b] = acc
+            C[C_IO + 3 * b + a] = acc
+    H0, H1, H2 = r0 + m * p0, r1 + m * p1, r2 + m * p2
+    C[C_H], C[C_H + 1], C[C_H + 2], C[C_M] = H0, H1, H2, m
+    w0, w1, w2, u0, u1, u2 = w[0], w[1], w[2], w[3], w[4], w[5]
+    hu = H0 * u0 + H1 * u1 + H2 * u2
+    hv = (H0, H1, H2)
+    uv = (u0, u1, u2)
+    for r in range(3):                      # A = Io' [om] in C_SY, row r = Io'[r, :] x om
+        a0, a1, a2 = C[C_IO + 3 * r], C[C_IO + 3 * r + 1], C[C_IO + 3 * r + 2]
+        C[C_SY + 3 * r] = a1 * w2 - a2 * w1
+        C[C_SY + 3 * r + 1] = a2 * w0 - a0 * w2
+        C[C_SY + 3 * r + 2] = a0 * w1 - a1 * w0
+    for r in range(3):
+        for c in range(r, 3):
+            t = C[C_SY + 3 * r + c] + C[C_SY + 3 * c + r] + uv[r] * hv[c] + hv[r] * uv[c]
+            if r == c:
+                t -= 2.0 * hu
+            C[C_SY + 3 * r + c] = t
+            C[C_SY + 3 * c + r] = t
+    C[C_G] = H1 * w2 - H2 * w1 - m * u0
+    C[C_G + 1] = H2 * w0 - H0 * w2 - m * u1
+    C[C_G + 2] = H0 * w1 - H1 * w0 - m * u2
+    _ic_mul(C, w, C[C_HW:C_HW + 6], 1.0, False)
+
+
+@njit(inline="always", **JIT)
+def _world_views(ws, nb, n):
+    """The regions of the work buffer of ``world_composites`` / ``world_directions``."""
+    w = bare(ws)
+    o = (18 + NC) * nb
+    return (c_view(w, (nb, 6)), c_view(w[6 * nb:], (nb, 6)), c_view(w[12 * nb:], (nb, 6)),
+            c_view(w[18 * nb:], (nb, NC)), c_view(w[o:], (n, 6)),
+            c_view(w[o + 6 * n:], (n, 6)), c_view(w[o + 12 * n:], (n, 6)),
+            c_view(w[o + 18 * n:], (5, 6)))
+
+
+@njit(**JIT)
+def world_composites(mi, mc, mI, dv, dm, M, ws, iw, v, a, use_fext, with_rnea):
+    """The part of Table 5's world-frame form that needs q and v only, and M from it.
+
+    With world twists v_i and joint columns s_t = Ad_{T_0i} S_i e_t, the subtree sums
+    Ic_j = sum I_i and Xi_j = sum (I_i ad_{v_i} + ad_{v_i}^T I_i + Ybar(I_i v_i)), where
+    ad*_x h = Ybar(h) x, and per DOF t (body j) P1_t = Ic_j s_t, P2_t = Xi_j^T s_t. The mass
+    matrix is M[t, s] = P1_t . s_s for t in the subtree of s's body (the CRBA in the world
+    frame), plus the armature on its diagonal. Needs the joint kinematics and velocities of an
+    RNEA (any a). ``ws`` (``world_work_size`` floats) and ``iw`` (n + nb ints at least) are
+    work memory that the caller holds for the call, so views without reference counts
+    (kernels/views.py) are safe; ``world_directions`` reads them next.
+
+    ``with_rnea``: the RNEA itself runs here, in the world frame (constant S: v_i = v_p + s qd,
+    a_i = a_p + s qdd + [v_i, s qd], f_i = I_i a_i - ad*_{v_i} I_i v_i - f_ext, summed over
+    subtrees), from the joint kinematics alone; else v_i comes from an RNEA's dv.
     """
     nj = mi.shape[0] - 1
-    n = dq.shape[0]
-    world_poses(mi, dv)
-    # one work buffer (a single allocation): per body 4 vectors and 2 matrices, per DOF 3 vectors
+    n = M.shape[0]
     nb = nj + 1
-    ws = np.empty(nb * (24 + 72) + n * 18 + 30)
-    vw = ws[0:6 * nb].reshape((nb, 6))
-    aw = ws[6 * nb:12 * nb].reshape((nb, 6))
-    Fw = ws[12 * nb:18 * nb].reshape((nb, 6))
-    Hc = ws[18 * nb:24 * nb].reshape((nb, 6))
-    Ic = ws[24 * nb:60 * nb].reshape((nb, 6, 6))
-    Xi = ws[60 * nb:96 * nb].reshape((nb, 6, 6))
-    o = 96 * nb
-    sw = ws[o:o + 6 * n].reshape((n, 6))
-    P1 = ws[o + 6 * n:o + 12 * n].reshape((n, 6))
-    P2 = ws[o + 12 * n:o + 18 * n].reshape((n, 6))
-    o += 18 * n
-    cv, xv, ev, yv, zv = ws[o:o + 6], ws[o + 6:o + 12], ws[o + 12:o + 18], ws[o + 18:o + 24], \
-        ws[o + 24:o + 30]
-    Fw[:, :] = 0.0
-    Ic[:, :, :] = 0.0
-    for k in range(6):
-        vw[0, k] = 0.0
-        aw[0, k] = 0.0
-    owner = np.empty(n + nb, dtype=np.int64)
-    end = owner[n:]
-    owner = owner[:n]
+    world_poses(mi, dv)
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    ik = bare(iw)
+    owner = ik[:n]
+    end = ik[n:n + nb]
     body_ranges(mi, owner, end)
+    sq = tmp[0]
     for k in range(3):
+        vw[0, k] = 0.0
+        vw[0, 3 + k] = 0.0
+        aw[0, k] = 0.0
         aw[0, 3 + k] = -mc[0, G + k]
     for i in range(1, nj + 1):
         c = dv[i]
         R = c[OR:OR + 9]
         pp = c[OP:OP + 3]
-        se3_Ad(R, pp, c[V:V + 6], vw[i])
-        se3_Ad(R, pp, c[A:A + 6], aw[i])
-        se3_Ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
         vi, nv = mi[i, VI], mi[i, NV]
         for t in range(nv):
             se3_Ad(R, pp, dm[i, MS, :, t], sw[vi + t])
-        Ii = Ic[i]
-        rigid_congruence_add(R, pp, mI[i], Ii)
-        mat_vec(Ii, vw[i], Hc[i], 6, False)
-        _inertia_ad_sym(Ii, vw[i], Xi[i])
+        if with_rnea:
+            p = mi[i, P]
+            for k in range(6):
+                acc_v = 0.0
+                acc_a = 0.0
+                for t in range(nv):
+                    acc_v += sw[vi + t, k] * v[vi + t]
+                    acc_a += sw[vi + t, k] * a[vi + t]
+                sq[k] = acc_v
+                vw[i, k] = vw[p, k] + acc_v
+                aw[i, k] = aw[p, k] + acc_a
+            se3_ad_add(vw[i], sq, aw[i], 1.0)
+        else:
+            se3_Ad(R, pp, c[V:V + 6], vw[i])
+        C = Cc[i]
+        _world_composite(R, pp, mI[i], vw[i], C)
+        if with_rnea:
+            _ic_mul(C, aw[i], Fw[i], 1.0, False)
+            se3_ad_star_add(vw[i], C[C_HW:C_HW + 6], Fw[i], -1.0)
+            if use_fext:
+                se3_Ad_inv_T_add(R, pp, c[FEXT:FEXT + 6], Fw[i], -1.0)
     for i in range(nj, 0, -1):                  # subtree sums (all in the world frame)
         p = mi[i, P]
         if p > 0:
-            for r in range(6):
-                Hc[p, r] += Hc[i, r]
-                for cc in range(6):
-                    Ic[p, r, cc] += Ic[i, r, cc]
-                    Xi[p, r, cc] += Xi[i, r, cc]
-    for i in range(1, nj + 1):                  # + Ybar(Hc) = [[[m], [f]], [[f], 0]]
-        X = Xi[i]
-        m0, m1, m2, f0, f1, f2 = Hc[i, 0], Hc[i, 1], Hc[i, 2], Hc[i, 3], Hc[i, 4], Hc[i, 5]
-        X[0, 1] -= m2
-        X[0, 2] += m1
-        X[1, 0] += m2
-        X[1, 2] -= m0
-        X[2, 0] -= m1
-        X[2, 1] += m0
-        for (r, s) in ((0, 3), (3, 0)):
-            X[r + 0, s + 1] -= f2
-            X[r + 0, s + 2] += f1
-            X[r + 1, s + 0] += f2
-            X[r + 1, s + 2] -= f0
-            X[r + 2, s + 0] -= f1
-            X[r + 2, s + 1] += f0
+            for r in range(NC - 1):
+                Cc[p, r] += Cc[i, r]
+            if with_rnea:
+                for r in range(6):
+                    Fw[p, r] += Fw[i, r]
     for t in range(n):
         j = owner[t]
+        _ic_mul(Cc[j], sw[t], P1[t], 1.0, False)
         for r in range(6):
-            acc1 = 0.0
-            acc2 = 0.0
-            for m in range(6):
-                acc1 += Ic[j, r, m] * sw[t, m]
-                acc2 += Xi[j, m, r] * sw[t, m]
-            P1[t, r] = acc1
-            P2[t, r] = acc2
+            P2[t, r] = 0.0
+        _xi_mul(Cc[j], sw[t], P2[t], 1.0, True)
+    for r in range(n):
+        for s in range(n):
+            M[r, s] = 0.0
+    for s in range(n):
+        Kb = owner[s]
+        for t in range(mi[Kb, VI], mi[end[Kb], VI] + mi[end[Kb], NV]):
+            M[t, s] = M[s, t] = _dot6(P1[t], sw[s])
+    add_armature_diagonal(mi, mc, M)
+
+
+@njit(**JIT)
+def world_directions(mi, mc, mI, dv, dm, dq, dtv, ws, iw, have_af):
+    """Table 5 for every p = q_k and p = qd_k at once, in the world frame (constant S only),
+    after ``world_composites`` filled ``ws`` and ``iw`` and an RNEA at (q, v, a) filled dv.
+
+    A q_s perturbation turns the subtree of its joint K rigidly about s, so Kim's recursion
+    sums over a subtree into the composites of ``world_composites``. With world accelerations
+    a_i (a_0 = (0, -g)), joint wrenches F_j, c = [s, v_p], x = [a_p, s] - [v_p, c],
+    e = [v_p, s] + [v_K, s] (p the parent of K):
+      j in the subtree of K:  dtau_t/dq_s = (Ic_j s_t).x + (Xi_j^T s_t).c,
+                              dtau_t/dqd_s = (Ic_j s_t).e - (Xi_j^T s_t).s;
+      j an ancestor of K:     dtau_t/dq_s = s_t.(-ad*_s F_K + Ic_K x + Xi_K c),
+                              dtau_t/dqd_s = s_t.(Ic_K e - Xi_K s);
+    zero elsewhere. O(n) 6x6 work plus 12 flops per (ancestor, descendant) pair of DOFs.
+    ``have_af``: ``world_composites`` ran the RNEA (world a_i and subtree F_j are in ``ws``).
+    """
+    nj = mi.shape[0] - 1
+    n = dq.shape[0]
+    nb = nj + 1
+    vw, aw, Fw, Cc, sw, P1, P2, tmp = _world_views(ws, nb, n)
+    cv, xv, ev, yv, zv = tmp[0], tmp[1], tmp[2], tmp[3], tmp[4]
+    ik = bare(iw)
+    owner = ik[:n]
+    end = ik[n:n + nb]
+    for i in range(1, nj + 1):
+        if have_af:
+            break
+        c = dv[i]
+        R = c[OR:OR + 9]
+        pp = c[OP:OP + 3]
+        se3_Ad(R, pp, c[A:A + 6], aw[i])
+        for r in range(6):
+            Fw[i, r] = 0.0
+        se3_Ad_inv_T_add(R, pp, c[F:F + 6], Fw[i], 1.0)
     for r in range(n):
         for s in range(n):
             dq[r, s] = 0.0
             dtv[r, s] = 0.0
-            M[r, s] = 0.0
     for s in range(n):
         Kb = owner[s]
         p = mi[Kb, P]
@@ -711,22 +962,17 @@ def world_directions(mi, mc, mI, dv, dm, dq, dtv, M):
         for t in range(mi[Kb, VI], mi[end[Kb], VI] + mi[end[Kb], NV]):
             dq[t, s] = _dot6(P1[t], xv) + _dot6(P2[t], cv)
             dtv[t, s] = _dot6(P1[t], ev) - _dot6(P2[t], ss)
-            M[t, s] = M[s, t] = _dot6(P1[t], ss)
         if p == 0:
             continue
-        mat_vec(Ic[Kb], xv, yv, 6, False)
-        mat_vec(Xi[Kb], cv, yv, 6, True)
+        C = Cc[Kb]
+        _ic_mul(C, xv, yv, 1.0, False)
+        _xi_mul(C, cv, yv, 1.0, False)
         se3_ad_star_add(ss, Fw[Kb], yv, -1.0)
-        mat_vec(Ic[Kb], ev, zv, 6, False)
-        for r in range(6):
-            acc = 0.0
-            for m in range(6):
-                acc += Xi[Kb, r, m] * ss[m]
-            zv[r] -= acc
+        _ic_mul(C, ev, zv, 1.0, False)
+        _xi_mul(C, ss, zv, -1.0, False)
         m = p
         while m > 0:
             for t in range(mi[m, VI], mi[m, VI] + mi[m, NV]):
                 dq[t, s] = _dot6(sw[t], yv)
                 dtv[t, s] = _dot6(sw[t], zv)
             m = mi[m, P]
-    add_armature_diagonal(mi, mc, M)

@@ -1,6 +1,7 @@
 """The compiled entries of the public single-state calls: one Data buffer (``data.buf``, laid
 out by ``layout.plan_offsets``) carries the model and the work memory, so that ID, FD and M
-(and the ID/FD derivatives) dispatch with the buffer, the inputs and the output only.
+dispatch with the buffer, the inputs and the output only (the ID/FD derivatives have theirs in
+kernels/derivatives_plan.py).
 
 The kernels run on views without reference counts (kernels/views.py) of the buffer and of
 the arguments. Each entry checks the input lengths against the buffer's header (status
@@ -15,7 +16,6 @@ from numba import types
 from .layout import (NH, NI, NMC, NDV, NDM, H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6,
                      H_DV, H_DM, H_TAU, H_ZERO, H_ACC, BAD_SIZE)
 from .dynamics import rnea, aba, crba
-from .derivatives import rnea_derivatives, aba_derivatives
 from .jit import JIT, njit
 from .views import bare, c_view
 
@@ -85,44 +85,11 @@ def mass_matrix(buf, q, M):
                 c_view(M, (nv, nv)), True)
 
 
-@njit(**JIT)
-def inverse_dynamics_derivatives(buf, q, v, a, out):
-    """dtau/dq, dtau/dv, M (kernels/derivatives.rnea_derivatives, world-frame form) into
-    out[0], out[1], out[2] on the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = unpack(buf)
-    nv = h[H_NV]
-    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
-            or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv:
-        return BAD_SIZE
-    out2 = c_view(out, (3, nv, nv))
-    return rnea_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), out2[0], out2[1],
-                            out2[2], True, False, True)
-
-
-@njit(**JIT)
-def forward_dynamics_derivatives(buf, q, v, tau, out):
-    """da/dq, da/dv, M^-1 (kernels/derivatives.aba_derivatives) into out[0], out[1], out[2] on
-    the Data buffer ``buf``; returns a status code."""
-    h, ok, mi, mc, mI, dv, dm = unpack(buf)
-    nv = h[H_NV]
-    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv \
-            or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv:
-        return BAD_SIZE
-    failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
-    out2 = c_view(out, (3, nv, nv))
-    return aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau),
-                           c_view(buf[h[H_ACC]:], (nv,)), out2[0], out2[1], out2[2], failed,
-                           True, False)
-
-
 _VEC = types.Array(types.float64, 1, "C")
 _MAT = types.Array(types.float64, 2, "C")
-_MATS = types.Array(types.float64, 3, "C")
 #: the one signature each entry is compiled for, by entry name
 SIGNATURES = {
     "inverse_dynamics": (inverse_dynamics, (_VEC,) * 5),
     "forward_dynamics": (forward_dynamics, (_VEC,) * 5),
     "mass_matrix": (mass_matrix, (_VEC, _VEC, _MAT)),
-    "inverse_dynamics_derivatives": (inverse_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
-    "forward_dynamics_derivatives": (forward_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
 }

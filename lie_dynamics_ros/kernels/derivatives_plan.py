@@ -1,0 +1,79 @@
+"""The compiled entries of the single-state ID/FD derivatives, on the Data's packed buffer as
+those of kernels/plan.py: the model and the work memory travel in ``buf``, so a call dispatches
+with the buffer, the inputs and the output only, and the kernels run on views without
+reference counts (kernels/views.py).
+
+A model whose joints all have a constant S (kernels/derivatives.constant_subspaces) calls
+the world-frame kernels directly: compiled together with the general path they ran slower
+(the arm7 ID' entry 2.44 us against 2.08 us; a smaller function that LLVM optimizes better).
+
+They live apart from kernels/plan.py so that the ID/FD entries compile apart from the
+derivatives (the cache key covers the kernel files imported, kernels/jit.py). Each entry checks the lengths against the buffer's header (status BAD_SIZE)
+and is compiled for ``SIGNATURES`` alone (C-contiguous float64): any other argument is a
+``TypeError`` of numba's dispatch and the Python caller takes its checked path.
+"""
+import numpy as np
+from numba import types
+
+from .layout import H_NQ, H_NV, H_FAIL, H_ACC, BAD_SIZE
+from .derivatives import (rnea_derivatives, aba_derivatives, world_rnea_derivatives,
+                          world_aba_derivatives, constant_subspaces, world_work_size)
+from .jit import JIT, njit
+from .plan import unpack
+from .views import bare, c_view
+
+
+@njit(inline="always", **JIT)
+def _sizes_ok(h, ok, q, v, x, out):
+    nv = h[H_NV]
+    return (ok and q.shape[0] == h[H_NQ] and v.shape[0] == nv and x.shape[0] == nv
+            and out.shape[0] == 3 and out.shape[1] == nv and out.shape[2] == nv)
+
+
+@njit(**JIT)
+def inverse_dynamics_derivatives(buf, q, v, a, out):
+    """dtau/dq, dtau/dv, M (kernels/derivatives.rnea_derivatives, world-frame form) into
+    out[0], out[1], out[2] on the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not _sizes_ok(h, ok, q, v, a, out):
+        return BAD_SIZE
+    nv = h[H_NV]
+    out2 = c_view(out, (3, nv, nv))
+    if not constant_subspaces(mi):
+        return rnea_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), out2[0],
+                                out2[1], out2[2], True, False, True)
+    nb = mi.shape[0]
+    return world_rnea_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), out2[0],
+                                  out2[1], out2[2], True, False,
+                                  np.empty(world_work_size(nb, nv)),
+                                  np.empty(nv + nb, dtype=np.int64))
+
+
+@njit(**JIT)
+def forward_dynamics_derivatives(buf, q, v, tau, out):
+    """da/dq, da/dv, M^-1 (kernels/derivatives.aba_derivatives) into out[0], out[1], out[2] on
+    the Data buffer ``buf``; returns a status code."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    if not _sizes_ok(h, ok, q, v, tau, out):
+        return BAD_SIZE
+    nv = h[H_NV]
+    failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
+    out2 = c_view(out, (3, nv, nv))
+    acc = c_view(buf[h[H_ACC]:], (nv,))
+    if not constant_subspaces(mi):
+        return aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), acc, out2[0],
+                               out2[1], out2[2], failed, True, False)
+    nb = mi.shape[0]
+    return world_aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), acc,
+                                 out2[0], out2[1], out2[2], failed, True, False,
+                                 np.empty(world_work_size(nb, nv) + nv * nv + nv + 12 * nb),
+                                 np.empty(2 * nv + nb, dtype=np.int64))
+
+
+_VEC = types.Array(types.float64, 1, "C")
+_MATS = types.Array(types.float64, 3, "C")
+#: the one signature each entry is compiled for, by entry name
+SIGNATURES = {
+    "inverse_dynamics_derivatives": (inverse_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
+    "forward_dynamics_derivatives": (forward_dynamics_derivatives, (_VEC,) * 4 + (_MATS,)),
+}
