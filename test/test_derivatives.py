@@ -71,6 +71,13 @@ def test_forward_dynamics_derivatives(model):
     assert rel(da_dq, fd_q(model, fd, q)) < TOL
     assert rel(da_dv, fd_x(lambda x: ldr.forward_dynamics(model, q, x, tau), v)) < TOL
     assert rel(Minv @ ldr.mass_matrix(model, q), np.eye(model.nv)) < 1e-10
+    # the compiled entry (world-frame form on constant-S trees) and the checked path (taken
+    # with an f_ext, here zero) agree on the same state
+    # (the first call of a process compiles the entry and takes the checked path: call again)
+    zero = np.zeros((model.njoints, 6))
+    for x, y in zip(ldr.forward_dynamics_derivatives(model, q, v, tau, f_ext=zero),
+                    ldr.forward_dynamics_derivatives(model, q, v, tau)):
+        assert rel(x, y) < 1e-12
 
 
 def test_hybrid_dynamics_derivatives(model):

@@ -14,9 +14,9 @@ touches the subtree of its source bodies (forward) and their ancestors (backward
 Jacobian costs O(n d) body updates (d = depth): O(n^2) at worst. When every joint has a
 constant S (revolute, prismatic, free, ball; no mimic), ``world_directions`` evaluates the same
 table for all directions at once in the world frame (subtree sums become composite matrices),
-which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print Ad*_{T_{i,k}} in places;
-the children's wrenches travel with
-Ad*_{T^-1_{i,k}}, whose derivative is Kim eq. (88): d Ad*_{T^-1}/dp = -Ad*_{T^-1} ad*_{dh}.
+which is several times cheaper. Seeds' order (angular, linear) throughout. Kim's tables print
+Ad*_{T_{i,k}} in places; the children's wrenches travel with Ad*_{T^-1_{i,k}}, whose
+derivative is Kim eq. (88): d Ad*_{T^-1}/dp = -Ad*_{T^-1} ad*_{dh}.
 
 The cache key covers the kernel files imported (kernels/jit.py), so edits of the kernels
 called from here (kernels/dynamics.py, joint_kinematics.py, spatial.py) recompile this file.
