@@ -84,7 +84,7 @@ class Model:
         self._inertia = _frozen_array(inertia, float)
         self._compile(_gravity_vector(gravity))
         self._tls = threading.local()
-        self._derived, self._derived_lock = {}, threading.Lock()
+        self._derived, self._derived_lock = {}, threading.RLock()
         self.loops, self.nc, self.loop_tables = (), 0, None
         if loops:
             self.loop_tables = loop_tables_for(self, loops)
@@ -117,7 +117,7 @@ class Model:
         object.__setattr__(self, "joint_frames", MappingProxyType(state["joint_frames"]))
         object.__setattr__(self, "_tls", threading.local())
         object.__setattr__(self, "_derived", {})
-        object.__setattr__(self, "_derived_lock", threading.Lock())
+        object.__setattr__(self, "_derived_lock", threading.RLock())
 
     def _limits(self, actuated):
         nv = self.nv
@@ -198,7 +198,8 @@ class Model:
     def derived(self, key, build):
         """``build(model)`` made once per model and kept (thread-safe): kernel arrays that an
         algorithm derives from the frozen model, such as the SoA plan of ``batch_soa.py``.
-        ``build`` should return read-only arrays, since every thread shares them."""
+        ``build`` should return read-only arrays, since every thread shares them; it may ask
+        for another derived item (the lock is re-entrant)."""
         try:
             return self._derived[key]
         except KeyError:

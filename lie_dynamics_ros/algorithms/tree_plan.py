@@ -1,0 +1,22 @@
+"""The packed plan of the single-state tree kernels (kernels/tree.py) for a model, or None.
+
+Served: the models of the SoA batch kernels (revolute and prismatic joints, no mimic, no loop,
+rigid-body inertias; ``batch_soa.soa_unsupported`` says why another is not) with at most
+``kernels.tree.MAX_BODIES`` rows. Others keep the general kernels of kernels/plan.py.
+"""
+from ..kernels import tree as KT
+from . import batch_soa
+
+
+def tree_plan(model):
+    """The read-only packed plan P of ``model`` (built once, kept with the model), or None."""
+    return model.derived("tree_plan", _build)
+
+
+def _build(model):
+    plan = batch_soa.soa_plan(model, strict=False)
+    if plan is None or plan[0].shape[0] > KT.MAX_BODIES:
+        return None
+    P = KT.pack(plan[0], plan[1], model.nq, model.nv)
+    P.flags.writeable = False
+    return P
