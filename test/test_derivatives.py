@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from lie_dynamics_ros.errors import InputError
 from scipy.spatial.transform import Rotation
 
 import lie_dynamics_ros as ldr
@@ -123,6 +124,31 @@ def test_batched_state_derivatives():
             np.testing.assert_array_equal(got[r], ref)
         for got, ref in zip(batch_fd, ldr.forward_dynamics_derivatives(model, s[0], s[1], taus[r])):
             np.testing.assert_allclose(got[r], ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("which", ["arm7", "zoo"])
+def test_batched_derivatives_split_over_cores_equal_single_calls(which):
+    """A batch large enough to be cut into one chunk per core (each on its thread's Data) gives
+    every row exactly as the single-state call; a bad row is named by its index. arm7 takes
+    the world-frame kernels, the zoo (free, planar, universal, ... joints) the general ones."""
+    model = (ldr.load_urdf(os.path.join(URDF_DIR, "arm7.urdf")) if which == "arm7"
+             else zoo(3, floating=True, mimic=False))
+    N = 64
+    states = [random_state(model, s) for s in range(N)]
+    Q, V, A = (np.array([s[k] for s in states]) for k in range(3))
+    T = ldr.inverse_dynamics(model, Q, V, A)
+    batch_id = ldr.inverse_dynamics_derivatives(model, Q, V, A)
+    batch_fd = ldr.forward_dynamics_derivatives(model, Q, V, T)
+    for r in range(N):
+        for got, ref in zip(batch_id, ldr.inverse_dynamics_derivatives(model, Q[r], V[r], A[r])):
+            np.testing.assert_array_equal(got[r], ref)
+        for got, ref in zip(batch_fd, ldr.forward_dynamics_derivatives(model, Q[r], V[r], T[r])):
+            np.testing.assert_array_equal(got[r], ref)
+    V[41, 2] = np.nan
+    with pytest.raises(InputError, match=r"row 41: .*v"):
+        ldr.inverse_dynamics_derivatives(model, Q, V, A)
+    with pytest.raises(InputError, match=r"row 41: .*v"):
+        ldr.forward_dynamics_derivatives(model, Q, V, T)
 
 
 # ------------------------------------------------------------------- kinematic parameters

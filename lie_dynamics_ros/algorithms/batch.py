@@ -77,18 +77,25 @@ def evaluate(model, alg, arrays, f_ext, row, mask=None):
             KB.hybrid_rows(*head, rest[0], rest[1], rest[2], np.ascontiguousarray(mask),
                            d.prescribed_body, out[0], out[1], d.failed_row, status, lo, hi)
 
-    chunks = 1 if N * nv < MIN_PARALLEL_WORK else min(WORKERS, N)
+    split(N, N * nv, run)
+    if status.any():
+        raise_for_row(int(np.flatnonzero(status)[0]), Q, rest, row)
+    return out if alg == "hybrid" else out[0]
+
+
+def split(N, work, run):
+    """``run(lo, hi)`` over range(N) cut into one chunk per core, the first on the calling
+    thread; one chunk when ``work`` (joint-rows) is below MIN_PARALLEL_WORK. ``run`` takes this
+    thread's Data (``model.default_data()``) for its work memory."""
+    chunks = 1 if work < MIN_PARALLEL_WORK else min(WORKERS, N)
     bounds = np.linspace(0, N, chunks + 1).astype(int)
     futures = [executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
     run(bounds[0], bounds[1])
     for f in futures:
         f.result()
-    if status.any():
-        _raise_for_row(int(np.flatnonzero(status)[0]), Q, rest, row)
-    return out if alg == "hybrid" else out[0]
 
 
-def _raise_for_row(r, Q, rest, row):
+def raise_for_row(r, Q, rest, row):
     try:
         row(Q[r], *[x[r] for x in rest])
     except InputError as e:

@@ -17,6 +17,7 @@ from ..kernels import derivatives as KD
 from ..kernels import joints as J
 from ..kernels import derivatives_plan as E
 from . import _inputs as I
+from . import batch
 from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
 from .dynamics import forward_dynamics, hybrid_dynamics
 
@@ -47,12 +48,23 @@ def _batch(model, q, rest):
     return N, [rows(q, model.nq, "q", N, model)] + [rows(x, n, name, N) for x, n, name in rest]
 
 
-def _check_rows(model, st, d, row, arrays):
-    if st:
-        try:
-            check(model, st, d, **{k: a[row[0]] for k, a in arrays.items()})
-        except InputError as exc:
-            raise InputError(f"row {int(row[0])}: {exc}") from None
+def _rows(model, entry, b, row):
+    """The batch ``b`` = (N, (Q, X, Y)) through ``entry`` (a ``*_rows`` entry of
+    kernels/derivatives_plan.py), its rows cut over the cores; a failed row is named by
+    ``row(q, x, y)``, the single-state call, which raises its error."""
+    N, (Q, X, Y) = b
+    n = model.nv
+    out = np.empty((3, N, n, n))
+    status = np.zeros(N, dtype=np.int64)
+
+    def run(lo, hi):
+        if entry(model.default_data().buf, Q, X, Y, out, status, lo, hi):
+            raise AssertionError("derivatives rows: the Data buffer does not fit the model")
+
+    batch.split(N, N * n * n, run)
+    if status.any():
+        batch.raise_for_row(int(np.flatnonzero(status)[0]), Q, (X, Y), row)
+    return out[0], out[1], out[2]
 
 
 def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_form=True):
@@ -83,13 +95,8 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     if b is not None:
         if f_ext is not None:
             raise InputError("f_ext is per state: batched calls take f_ext=None")
-        N, (q, v, a) = b
-        out = [np.empty((N, n, n)) for _ in range(3)]
-        row = np.zeros(1, dtype=np.int64)
-        st = KD.rnea_derivatives_batch(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, a, *out,
-                                       row)
-        _check_rows(model, st, d, row, dict(q=q, v=v, a=a))
-        return tuple(out)
+        return _rows(model, E.inverse_dynamics_derivatives_rows, b,
+                     lambda *x: inverse_dynamics_derivatives(model, *x))
     q, v, a = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(a, n, "a")
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
@@ -136,13 +143,8 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
         Minv = _spd_inverse(M)
         return -Minv @ dq, -Minv @ dv, Minv
     if b is not None:
-        N, (q, v, tau) = b
-        out = [np.empty((N, n, n)) for _ in range(3)]
-        row = np.zeros(1, dtype=np.int64)
-        st = KD.aba_derivatives_batch(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau,
-                                      np.zeros((N, n)), *out, d.failed_row, row)
-        _check_rows(model, st, d, row, dict(q=q, v=v, tau=tau))
-        return tuple(out)
+        return _rows(model, E.forward_dynamics_derivatives_rows, b,
+                     lambda *x: forward_dynamics_derivatives(model, *x))
     q, v, tau = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(tau, n, "tau")
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))

@@ -375,19 +375,6 @@ def rnea_derivatives_packed(mi, mc, mI, dv, dm, q, v, a, out, kin, use_fext, fas
 
 
 @njit(**JIT)
-def rnea_derivatives_batch(mi, mc, mI, dv, dm, q, v, a, dq, dtv, M, row):
-    """rnea_derivatives for each row of q, v, a (N, .); outputs (N, nv, nv); ``row[0]`` names
-    the failing row."""
-    for r in range(q.shape[0]):
-        row[0] = r
-        st = rnea_derivatives(mi, mc, mI, dv, dm, q[r], v[r], a[r], dq[r], dtv[r], M[r], True,
-                              False, True)
-        if st != OK:
-            return st
-    return OK
-
-
-@njit(**JIT)
 def parameter_derivatives(mi, mc, mI, dv, dm, q, v, a, rows, out, kin):
     """dtau/dp for the 6 origin parameters of each body in ``rows`` -> out (nv, 6 len(rows))."""
     nj = mi.shape[0] - 1
@@ -667,19 +654,6 @@ def _world_add_accelerations(mi, a, ws, n):
             for k in range(6):
                 Fw[p, k] += G[i, k]              # the children's G, before the parent's own
                 G[p, k] += G[i, k]
-
-
-@njit(**JIT)
-def aba_derivatives_batch(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed,
-                          row):
-    """aba_derivatives for each row; ``row[0]`` names the failing row."""
-    for r in range(q.shape[0]):
-        row[0] = r
-        st = aba_derivatives(mi, mc, mI, dv, dm, q[r], v[r], tau[r], a_out[r], da_dq[r],
-                             da_dv[r], Minv[r], failed, True, False)
-        if st != OK:
-            return st
-    return OK
 
 
 # --------------------------------------------------------------- world-frame fast path

@@ -70,6 +70,57 @@ def forward_dynamics_derivatives(buf, q, v, tau, out):
                                  np.empty(2 * nv + nb, dtype=np.int64))
 
 
+@njit(**JIT)
+def inverse_dynamics_derivatives_rows(buf, Q, V, A, out, status, lo, hi):
+    """Rows lo..hi of a batch: the entry above for Q[r], V[r], A[r] into out[0..2, r] (out
+    (3, N, nv, nv)), each row's status in ``status[r]``; the work memory is made once for the
+    rows (``buf``: this thread's Data). Returns BAD_SIZE on a header or shape mismatch."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    nv, nb = h[H_NV], mi.shape[0]
+    if not (ok and Q.shape[1] == h[H_NQ] and V.shape[1] == nv and A.shape[1] == nv
+            and out.shape[0] == 3 and out.shape[2] == nv and out.shape[3] == nv):
+        return BAD_SIZE
+    world = constant_subspaces(mi)
+    work = np.empty(world_work_size(nb, nv))
+    index = np.empty(nv + nb, dtype=np.int64)
+    # the caller's arrays as views without reference counts (kernels/views.py), so that the
+    # row views below are not counted (counted, they took 40 % of talos_reduced's ID' rows)
+    Q, V, A, out = bare(Q), bare(V), bare(A), bare(out)
+    for r in range(lo, hi):
+        if world:
+            status[r] = world_rnea_derivatives(mi, mc, mI, dv, dm, Q[r], V[r], A[r], out[0, r],
+                                               out[1, r], out[2, r], True, False, work, index)
+        else:
+            status[r] = rnea_derivatives(mi, mc, mI, dv, dm, Q[r], V[r], A[r], out[0, r],
+                                         out[1, r], out[2, r], True, False, True)
+    return 0
+
+
+@njit(**JIT)
+def forward_dynamics_derivatives_rows(buf, Q, V, T, out, status, lo, hi):
+    """Rows lo..hi of a batch, as ``inverse_dynamics_derivatives_rows`` for the FD entry."""
+    h, ok, mi, mc, mI, dv, dm = unpack(buf)
+    nv, nb = h[H_NV], mi.shape[0]
+    if not (ok and Q.shape[1] == h[H_NQ] and V.shape[1] == nv and T.shape[1] == nv
+            and out.shape[0] == 3 and out.shape[2] == nv and out.shape[3] == nv):
+        return BAD_SIZE
+    failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
+    acc = c_view(buf[h[H_ACC]:], (nv,))
+    world = constant_subspaces(mi)
+    work = np.empty(world_work_size(nb, nv) + nv * nv + nv + 12 * nb)
+    index = np.empty(2 * nv + nb, dtype=np.int64)
+    Q, V, T, out = bare(Q), bare(V), bare(T), bare(out)
+    for r in range(lo, hi):
+        if world:
+            status[r] = world_aba_derivatives(mi, mc, mI, dv, dm, Q[r], V[r], T[r], acc,
+                                              out[0, r], out[1, r], out[2, r], failed, True,
+                                              False, work, index)
+        else:
+            status[r] = aba_derivatives(mi, mc, mI, dv, dm, Q[r], V[r], T[r], acc, out[0, r],
+                                        out[1, r], out[2, r], failed, True, False)
+    return 0
+
+
 _VEC = types.Array(types.float64, 1, "C")
 _MATS = types.Array(types.float64, 3, "C")
 #: the one signature each entry is compiled for, by entry name
