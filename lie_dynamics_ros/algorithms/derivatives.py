@@ -72,7 +72,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
 
     dtau_dq is in the tangent space of q (see the module doc), dtau_dv = dtau/dv and
     M = dtau/da is the mass matrix. 2-D inputs (N, nq), (N, nv), (N, nv) give (N, nv, nv)
-    arrays, all rows in one compiled call (f_ext per state only). Models whose joints all have
+    arrays, the rows cut over the cores (f_ext per state only). Models whose joints all have
     a constant S (revolute, prismatic, free, ball; no mimic) use the world-frame form of
     Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction.
     """
