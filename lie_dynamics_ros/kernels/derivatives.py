@@ -24,7 +24,8 @@ called from here (kernels/dynamics.py, joint_kinematics.py, spatial.py) recompil
 import numpy as np
 
 from .layout import (P, K, VI, NV, MIMIC, R0, P0, AX, AX2, G, WR, WP, V, A, F, ETA, OR, OP,
-                     MS, MSD, FEXT, OK, NONFINITE, SINGULAR, OVERFLOW)
+                     MS, MSD, FEXT, OK, NONFINITE, SINGULAR, OVERFLOW, C_IO, C_H, C_M, C_SY,
+                     C_G, C_HW, C_HV, NC, world_work_size, fd_work_size, fd_index_size)
 from .jit import JIT, njit
 from .lie import se3_Ad, se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from .spatial import mat_vec
@@ -507,8 +508,8 @@ def aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, fa
     nb = mi.shape[0]
     nw = world_work_size(nb, n)
     return _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed,
-                            kin, use_fext, np.empty(nw + n * n + n + 12 * nb),
-                            np.empty(2 * n + nb, dtype=np.int64))
+                            kin, use_fext, np.empty(fd_work_size(nb, n)),
+                            np.empty(fd_index_size(nb, n), dtype=np.int64))
 
 
 @njit(inline="always", **JIT)
@@ -562,8 +563,8 @@ def _minus_solves(H, lam, da_dq, da_dv, Minv):
 @njit(**JIT)
 def _aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv, failed, kin,
                      use_fext, ws, iw):
-    """aba_derivatives on the work memory ``ws`` (world_work_size + n^2 + n + 12 nb floats)
-    and ``iw`` (2 n + nb ints), which the caller holds for the call."""
+    """aba_derivatives on the work memory ``ws`` (layout.fd_work_size floats) and ``iw``
+    (layout.fd_index_size ints), which the caller holds for the call."""
     if constant_subspaces(mi):
         return world_aba_derivatives(mi, mc, mI, dv, dm, q, v, tau, a_out, da_dq, da_dv, Minv,
                                      failed, kin, use_fext, ws, iw)
@@ -674,17 +675,6 @@ def constant_subspaces(mi):
     return True
 
 
-@njit(inline="always", **JIT)
-def world_work_size(nb, n):
-    """Length of the float work buffer of ``world_composites`` and ``world_directions`` (plus
-    n for RNEA's torques): per body 3 vectors and a composite, per DOF 3 vectors, 5 more."""
-    return nb * (18 + NC) + n * 18 + 30 + n
-
-
-# a body's composite in ``world_composites``: Ic = [[Io, [h]], [[h]^T, m 1]] (10 numbers) and
-# Xi = [[Sy + [hw], [g] + [hv]], [-[g] + [hv], 0]] (Sy symmetric; Hc = (hw, hv) = Ic v), so a
-# subtree sum adds 31 numbers, not two 6x6 matrices
-C_IO, C_H, C_M, C_SY, C_G, C_HW, C_HV, NC = 0, 9, 12, 13, 22, 25, 28, 32
 
 
 @njit(inline="always", **JIT)

@@ -15,9 +15,9 @@ and is compiled for ``SIGNATURES`` alone (C-contiguous float64): any other argum
 import numpy as np
 from numba import types
 
-from .layout import H_NQ, H_NV, H_FAIL, H_ACC, BAD_SIZE
+from .layout import H_NQ, H_NV, H_FAIL, H_ACC, H_WORK, BAD_SIZE, fd_work_size, fd_index_size
 from .derivatives import (rnea_derivatives, aba_derivatives, world_rnea_derivatives,
-                          world_aba_derivatives, constant_subspaces, world_work_size)
+                          world_aba_derivatives, constant_subspaces)
 from .jit import JIT, njit
 from .plan import unpack
 from .views import bare, c_view
@@ -28,6 +28,15 @@ def _sizes_ok(h, ok, q, v, x, out):
     nv = h[H_NV]
     return (ok and q.shape[0] == h[H_NQ] and v.shape[0] == nv and x.shape[0] == nv
             and out.shape[0] == 3 and out.shape[1] == nv and out.shape[2] == nv)
+
+
+@njit(inline="always", **JIT)
+def _work(buf, h, nb, nv):
+    """The FD derivatives' float and index work in ``buf``'s work region (layout.H_WORK; the
+    ID derivatives use their first world_work_size and nv + nb words): no allocation."""
+    nw = fd_work_size(nb, nv)
+    return (c_view(buf[h[H_WORK]:], (nw,)),
+            c_view(buf[h[H_WORK] + nw:].view(np.int64), (fd_index_size(nb, nv),)))
 
 
 @njit(**JIT)
@@ -42,11 +51,9 @@ def inverse_dynamics_derivatives(buf, q, v, a, out):
     if not constant_subspaces(mi):
         return rnea_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), out2[0],
                                 out2[1], out2[2], True, False, True)
-    nb = mi.shape[0]
+    work, index = _work(buf, h, mi.shape[0], nv)
     return world_rnea_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), out2[0],
-                                  out2[1], out2[2], True, False,
-                                  np.empty(world_work_size(nb, nv)),
-                                  np.empty(nv + nb, dtype=np.int64))
+                                  out2[1], out2[2], True, False, work, index)
 
 
 @njit(**JIT)
@@ -63,11 +70,9 @@ def forward_dynamics_derivatives(buf, q, v, tau, out):
     if not constant_subspaces(mi):
         return aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), acc, out2[0],
                                out2[1], out2[2], failed, True, False)
-    nb = mi.shape[0]
+    work, index = _work(buf, h, mi.shape[0], nv)
     return world_aba_derivatives(mi, mc, mI, dv, dm, bare(q), bare(v), bare(tau), acc,
-                                 out2[0], out2[1], out2[2], failed, True, False,
-                                 np.empty(world_work_size(nb, nv) + nv * nv + nv + 12 * nb),
-                                 np.empty(2 * nv + nb, dtype=np.int64))
+                                 out2[0], out2[1], out2[2], failed, True, False, work, index)
 
 
 @njit(**JIT)
@@ -81,8 +86,7 @@ def inverse_dynamics_derivatives_rows(buf, Q, V, A, out, status, lo, hi):
             and out.shape[0] == 3 and out.shape[2] == nv and out.shape[3] == nv):
         return BAD_SIZE
     world = constant_subspaces(mi)
-    work = np.empty(world_work_size(nb, nv))
-    index = np.empty(nv + nb, dtype=np.int64)
+    work, index = _work(buf, h, nb, nv)
     # the caller's arrays as views without reference counts (kernels/views.py), so that the
     # row views below are not counted (counted, they took 40 % of talos_reduced's ID' rows)
     Q, V, A, out = bare(Q), bare(V), bare(A), bare(out)
@@ -107,8 +111,7 @@ def forward_dynamics_derivatives_rows(buf, Q, V, T, out, status, lo, hi):
     failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
     acc = c_view(buf[h[H_ACC]:], (nv,))
     world = constant_subspaces(mi)
-    work = np.empty(world_work_size(nb, nv) + nv * nv + nv + 12 * nb)
-    index = np.empty(2 * nv + nb, dtype=np.int64)
+    work, index = _work(buf, h, nb, nv)
     Q, V, T, out = bare(Q), bare(V), bare(T), bare(out)
     for r in range(lo, hi):
         if world:

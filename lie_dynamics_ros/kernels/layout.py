@@ -14,6 +14,7 @@ Kim's angular-first order (docs/conventions.md). The column offsets below (``P``
 are module constants generated from the field lists, so numba folds them at compile time; Python
 code reads the arrays through ``Data``'s named views instead.
 """
+from numba.extending import register_jitable
 
 # (kernel name, Data view name, width, meaning)
 TOPOLOGY = (
@@ -98,10 +99,44 @@ MPSI = _mat["MPSI"]; MPI = _mat["MPI"]; MD = _mat["MD"]; MTMP = _mat["MTMP"]  # 
 # arrays (copied in: a Data belongs to one model at a time) and the Data's. The dispatch cost of
 # numba grows with each array argument, and the named arrays above are views into this buffer.
 PLAN = ("NB", "NQ", "NVT", "O_MI", "O_FAIL", "O_PRESC", "O_MC", "O_MI6", "O_DV", "O_DM",
-        "O_TAU", "O_ZERO", "O_ACC")
+        "O_TAU", "O_ZERO", "O_ACC", "O_WORK")
 NH = len(PLAN)     # header words (int64)
 (H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6, H_DV, H_DM, H_TAU, H_ZERO,
- H_ACC) = range(NH)
+ H_ACC, H_WORK) = range(NH)
+
+# a body's composite in the world-frame derivatives (kernels/derivatives.py):
+# Ic = [[Io, [h]], [[h]^T, m 1]] (10 numbers) and Xi = [[Sy + [hw], [g] + [hv]], [-[g] + [hv], 0]]
+# (Sy symmetric; Hc = (hw, hv) = Ic v), so a subtree sum adds 31 numbers, not two 6x6 matrices
+C_IO, C_H, C_M, C_SY, C_G, C_HW, C_HV, NC = 0, 9, 12, 13, 22, 25, 28, 32
+
+
+# The work memory of the derivatives' entries (kernels/derivatives_plan.py): plain functions
+# that the kernels compile in and that Data calls to size its buffer (register_jitable).
+@register_jitable
+def world_work_size(nb, n):
+    """Length of the float work buffer of the world-frame ID derivatives (``world_composites``
+    and ``world_directions``, plus n for RNEA's torques): per body 3 vectors and a composite,
+    per DOF 3 vectors, 5 more."""
+    return nb * (18 + NC) + n * 18 + 30 + n
+
+
+@register_jitable
+def fd_work_size(nb, n):
+    """Floats of the FD derivatives' work: the ID derivatives', M's factor, a zero vector and
+    two 6-vectors per body."""
+    return world_work_size(nb, n) + n * n + n + 12 * nb
+
+
+@register_jitable
+def fd_index_size(nb, n):
+    """int64 words of the FD derivatives' index work (the ID derivatives use the first n + nb)."""
+    return 2 * n + nb
+
+
+@register_jitable
+def work_words(nb, n):
+    """Length of a Data buffer's work region (H_WORK): the floats, then the ints."""
+    return fd_work_size(nb, n) + fd_index_size(nb, n)
 
 
 def plan_offsets(nb, nv):
@@ -109,7 +144,7 @@ def plan_offsets(nb, nv):
     for nb bodies (universe included) and nv DOFs."""
     sizes = ((H_MI, nb * NI), (H_FAIL, 1), (H_PRESC, (nb + 7) // 8), (H_MC, nb * NMC),
              (H_MI6, nb * 36), (H_DV, nb * NDV), (H_DM, nb * NDM * 36), (H_TAU, nv),
-             (H_ZERO, nv), (H_ACC, nv))
+             (H_ZERO, nv), (H_ACC, nv), (H_WORK, work_words(nb, nv)))
     out, n = {}, NH
     for h, size in sizes:
         out[h] = n

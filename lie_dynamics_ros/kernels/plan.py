@@ -14,7 +14,7 @@ import numpy as np
 from numba import types
 
 from .layout import (NH, NI, NMC, NDV, NDM, H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PRESC, H_MC, H_MI6,
-                     H_DV, H_DM, H_TAU, H_ZERO, H_ACC, BAD_SIZE)
+                     H_DV, H_DM, H_TAU, H_ZERO, H_ACC, H_WORK, BAD_SIZE, work_words)
 from .dynamics import rnea, aba, crba
 from .jit import JIT, njit
 from .views import bare, c_view
@@ -27,7 +27,7 @@ def _header_ok(buf, h):
     n = NH
     for k, size in ((H_MI, nb * NI), (H_FAIL, 1), (H_PRESC, (nb + 7) // 8), (H_MC, nb * NMC),
                     (H_MI6, nb * 36), (H_DV, nb * NDV), (H_DM, nb * NDM * 36), (H_TAU, nv),
-                    (H_ZERO, nv), (H_ACC, nv)):
+                    (H_ZERO, nv), (H_ACC, nv), (H_WORK, work_words(nb, nv))):
         if h[k] != n:
             return False
         n += size
