@@ -19,7 +19,7 @@ import numpy as np
 from . import joints as J
 from .dynamics import aba, hybrid
 from .jit import JIT, njit
-from .views import unref
+from .views import scratch, unref
 from .layout import K, QI, VI, NQ, MIMIC, OK
 from .lie import (cross, left_jacobian_apply, quat_exp, quat_multiply, quat_to_rot, se3_exp,
                   se3_dexp_inv, so3_dexp_inv_apply)
@@ -61,6 +61,7 @@ def integrate_q(mi, q, dq, s, out):
     """out = q (+) s dq (``ldr.integrate(model, q, dq, s)``): T exp(s xi) on SE(3) for free
     joints (xi = (v_lin, w) in the body frame), R exp(s w) on SO(3) for ball joints, q + s dq
     else. Mimic rows are skipped (they own no coordinates)."""
+    R = scratch(9)          # on the stack: a step calls this several times
     for i in range(1, mi.shape[0]):
         if mi[i, MIMIC]:
             continue
@@ -70,7 +71,6 @@ def integrate_q(mi, q, dq, s, out):
             w0, w1, w2 = dq[vi + 3] * s, dq[vi + 4] * s, dq[vi + 5] * s
             x, y, z, w = q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6]
             n = np.sqrt(x * x + y * y + z * z + w * w)
-            R = np.empty(9)
             quat_to_rot(x / n, y / n, z / n, w / n, R)
             j0, j1, j2 = left_jacobian_apply(w0, w1, w2, l0, l1, l2)
             for k in range(3):
@@ -94,9 +94,7 @@ def _dexp_inv_right(mi, u, x, out, nv):
     2 nv: dexp_{-u}^-1 on the SE(3)/SO(3) blocks of dq (the right action), identity elsewhere."""
     for k in range(2 * nv):
         out[k] = x[k]
-    U = np.empty(6)
-    X = np.empty(6)
-    Y = np.empty(6)
+    U, X, Y = scratch(6), scratch(6), scratch(6)
     for i in range(1, mi.shape[0]):
         if mi[i, MIMIC]:
             continue
