@@ -101,9 +101,9 @@ def test_other_arrays_are_converted_never_reinterpreted():
         assert np.array_equal(ldr.inverse_dynamics(arm, qq, v, a),
                               ldr.inverse_dynamics(arm, ref, v, a))
         assert np.array_equal(ldr.mass_matrix(arm, qq), ldr.mass_matrix(arm, ref))
-        fd = ldr.forward_dynamics(arm, qq, v, a)
-        assert np.array_equal(fd, ldr.forward_dynamics(arm, ref, v, a, data=arm.create_data()))
-        assert _round_off(fd, ldr.forward_dynamics(arm, ref, v, a))
+        # bit for bit but read-only q, which the tree entry refuses (general kernel)
+        assert _round_off(ldr.forward_dynamics(arm, qq, v, a),
+                          ldr.forward_dynamics(arm, ref, v, a))
 
 
 @pytest.mark.parametrize("which", ["q", "v", "a"])

@@ -179,6 +179,14 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
                               lambda *x: forward_dynamics(model, *x))
     q, v, tau = qc, vc, tc
+    plan = tree_plan(model) if data is None and f_ext is None else None
+    if plan is not None:        # the bits of the fast path, whatever the input's type was
+        acc = np.empty(model.nv)
+        try:
+            if TA.forward_dynamics(plan, q, v, tau, acc) == 0:
+                return acc
+        except TypeError:       # read-only
+            pass
     d = data_for(model, data)
     if model.has_mimic:
         return _solve_through_M(model, d, q, v, tau, f_ext)
