@@ -9,9 +9,11 @@ from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
 from ..kernels import plan as P
+from ..kernels import tree_aba as TA
 from . import batch, batch_soa, batch_soa_aba, batch_soa_crba
 from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
+from .tree_plan import tree_plan
 
 _ND = np.ndarray
 
@@ -132,22 +134,41 @@ def _rnea(model, d, q, v, a, f_ext=None):
     return tau
 
 
+class _TreeReady:
+    """Which entries of kernels/tree_aba.py are compiled and closed (``_inputs.compile_entry``)."""
+    forward_dynamics = False
+
+
+tree_ready = _TreeReady()
+
+
 def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     """Articulated-body algorithm (Kim Table 3), O(n): a = M^-1 (tau - C v - g + J^T f_ext).
 
     A model with mimic joints couples bodies outside the tree recursion; it is solved through
     M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
-    if (q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None
-            and I.ready.forward_dynamics and model.tree_aba):
-        d = model.default_data() if data is None else data_for(model, data)
-        acc = np.empty(model.nv)
-        try:
-            if P.forward_dynamics(d.buf, q, v, tau, acc) == 0:
-                return acc
-        except TypeError:
-            pass
+    if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
+        # a caller's Data gets the general kernel: contacts and loops read the articulated
+        # inertias it leaves there (constrained.articulated_columns)
+        plan = tree_plan(model) if data is None and tree_ready.forward_dynamics else None
+        if plan is not None:
+            acc = np.empty(model.nv)
+            try:
+                if TA.forward_dynamics(plan, q, v, tau, acc) == 0:
+                    return acc
+            except TypeError:
+                pass
+        elif I.ready.forward_dynamics and model.tree_aba:
+            d = model.default_data() if data is None else data_for(model, data)
+            acc = np.empty(model.nv)
+            try:
+                if P.forward_dynamics(d.buf, q, v, tau, acc) == 0:
+                    return acc
+            except TypeError:
+                pass
     I.compile_entry("forward_dynamics")
+    I.compile_entry("forward_dynamics", TA.SIGNATURES, tree_ready)
     qc, vc, tc = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(tau, model.nv, "tau", True))
     if qc is None or vc is None or tc is None:
@@ -158,6 +179,14 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
                               lambda *x: forward_dynamics(model, *x))
     q, v, tau = qc, vc, tc
+    plan = tree_plan(model) if data is None and f_ext is None else None
+    if plan is not None:        # the bits of the fast path, whatever the input's type was
+        acc = np.empty(model.nv)
+        try:
+            if TA.forward_dynamics(plan, q, v, tau, acc) == 0:
+                return acc
+        except TypeError:       # read-only
+            pass
     d = data_for(model, data)
     if model.has_mimic:
         return _solve_through_M(model, d, q, v, tau, f_ext)
