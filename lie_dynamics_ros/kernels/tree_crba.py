@@ -27,6 +27,7 @@ from .layout import BAD_SIZE, NONFINITE, OVERFLOW, OK
 from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, BIG_ANGLE, _sincos
 from .soa_crba import _rigid_to_parent
 from .tree import TOPO, NP, MAX_BODIES, stack_matrix
+from .views import bare
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
@@ -46,10 +47,19 @@ def mass_matrix(P, q, M):
     nv = int(P[0, TOPO + TV])
     if q.shape[0] != int(P[0, TOPO + TQ]) or M.shape[0] != nv or M.shape[1] != nv:
         return BAD_SIZE
+    # views without reference counts (kernels/views.py): the caller holds the arrays
+    return _crba(bare(P), bare(q), bare(M), nb, nv)
+
+
+@njit(inline="always", **_JIT)
+def _crba(P, q, M, nb, nv):
+    """The recursion on checked arguments."""
     W = _scratch()
     chk = 0.0
+    chain = True        # every body the child of the one before
     for i in range(1, nb + 1):
         p = int(P[i, TOPO + TP])
+        chain &= p == i - 1
         x = q[int(P[i, TOPO + TQ])]
         chk += x * 0.0
         rev = P[i, TOPO + TK] == REVOLUTE
@@ -112,16 +122,13 @@ def mass_matrix(P, q, M):
             a00, a01, a02, a10, a11, a12, a20, a21, a22, tx, ty, tz,
             P[i, GI], P[i, GI + 1], P[i, GI + 2], P[i, GI + 3], P[i, GI + 4], P[i, GI + 5],
             P[i, GC], P[i, GC + 1], P[i, GC + 2], P[i, GM])
-    # composites, children first: in one frame a sum
-    for i in range(nb, 0, -1):
-        p = int(P[i, TOPO + TP])
-        if p > 0:
-            for k in range(WI, WI + 10):
-                W[p, k] += W[i, k]
-    for r in range(nv):
-        for c in range(nv):
-            M[r, c] = 0.0
-    for j in range(1, nb + 1):
+    if not chain:       # pairs of bodies on different branches: M_ij = 0
+        for r in range(nv):
+            for c in range(nv):
+                M[r, c] = 0.0
+    # children first: Ic_j is complete (its children have added theirs), then goes to the
+    # parent's; in one frame a composite is a sum
+    for j in range(nb, 0, -1):
         ixx, iyy, izz = W[j, WI], W[j, WI + 1], W[j, WI + 2]
         ixy, ixz, iyz = W[j, WI + 3], W[j, WI + 4], W[j, WI + 5]
         hx, hy, hz, m = W[j, WI + 6], W[j, WI + 7], W[j, WI + 8], W[j, WI + 9]
@@ -138,7 +145,19 @@ def mass_matrix(P, q, M):
         d = e0 * n0 + e1 * n1 + e2 * n2 + l0 * f0 + l1 * f1 + l2 * f2 + P[j, GA]
         M[vj, vj] = d
         chk += d * 0.0
-        i = int(P[j, TOPO + TP])
+        p = int(P[j, TOPO + TP])
+        if p > 0:
+            W[p, WI] += ixx
+            W[p, WI + 1] += iyy
+            W[p, WI + 2] += izz
+            W[p, WI + 3] += ixy
+            W[p, WI + 4] += ixz
+            W[p, WI + 5] += iyz
+            W[p, WI + 6] += hx
+            W[p, WI + 7] += hy
+            W[p, WI + 8] += hz
+            W[p, WI + 9] += m
+        i = p
         while i > 0:
             x = (W[i, WS] * n0 + W[i, WS + 1] * n1 + W[i, WS + 2] * n2 + W[i, WS + 3] * f0
                  + W[i, WS + 4] * f1 + W[i, WS + 5] * f2)
