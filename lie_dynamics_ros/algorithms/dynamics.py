@@ -64,7 +64,8 @@ def mass_matrix(model, q, data=None):
         if T is not None:
             if data is not None:
                 data_for(model, data)
-            M = np.empty((model.nv, model.nv))
+            nv = model.nv
+            M = np.empty((nv, nv))
             try:
                 if TC.mass_matrix(T, q, M) == 0:
                     return M

@@ -31,10 +31,11 @@ from .views import bare
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
-# scratch columns per body row: world rotation (row-major), world position, S_i in the
-# world (angular, linear), composite inertia in the world (Ibar xx yy zz xy xz yz, h, m)
-WR, WT, WS, WI = 0, 9, 12, 18
-NW = 28
+# scratch columns per body row, all in the frame of the subtree's root body: the body's
+# rotation (row-major) and position, S_i (angular, linear), the composite inertia (Ibar xx yy
+# zz xy xz yz, h, m); then sin q and cos q
+WR, WT, WS, WI, WSIN, WCOS = 0, 9, 12, 18, 28, 29
+NW = 30
 _scratch = stack_matrix(MAX_BODIES, NW)
 
 
@@ -55,6 +56,15 @@ def mass_matrix(P, q, M):
 def _crba(P, q, M, nb, nv):
     """The recursion on checked arguments."""
     W = _scratch()
+    # the joints' sines and cosines first: independent of each other, they overlap, where in
+    # the pass below each would wait for its parent's pose
+    for i in range(1, nb + 1):
+        x = q[int(P[i, TOPO + TQ])]
+        if abs(x) <= BIG_ANGLE:
+            s, c = _sincos(x)
+        else:                   # the polynomial's reduction is exact only below
+            s, c = math.sin(x), math.cos(x)
+        W[i, WSIN], W[i, WCOS] = s, c
     chk = 0.0
     chain = True        # every body the child of the one before
     for i in range(1, nb + 1):
@@ -98,10 +108,7 @@ def _crba(P, q, M, nb, nv):
         tz = W[p, WT + 2] + b20 * px + b21 * py + b22 * pz
         if rev:
             # R = A Rz(x); S_i = (a, t x a) with a = A e_z
-            if abs(x) <= BIG_ANGLE:
-                s, c = _sincos(x)
-            else:               # the polynomial's reduction is exact only below
-                s, c = math.sin(x), math.cos(x)
+            s, c = W[i, WSIN], W[i, WCOS]
             a00, a01 = c * a00 + s * a01, c * a01 - s * a00
             a10, a11 = c * a10 + s * a11, c * a11 - s * a10
             a20, a21 = c * a20 + s * a21, c * a21 - s * a20
