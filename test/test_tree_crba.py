@@ -163,16 +163,19 @@ def test_wrong_length_is_named():
 
 
 def test_other_forms_of_q_give_the_same_bits():
-    """int64, strided, (nq, 1) columns, read-only, float32 and lists: converted by the checked
-    path, which then takes the same kernel."""
+    """int64, strided, (nq, 1) columns, read-only, unaligned, float32 and lists: converted by
+    the checked path, which then takes the same kernel."""
     m = model("axes_tree")
     q = states(m, 1, seed=6)[0][0]
     ref = ldr.mass_matrix(m, q)
     ro = q.copy()
     ro.flags.writeable = False
+    unaligned = np.frombuffer(bytearray(8 * m.nq + 1), dtype=np.float64, offset=1)
+    unaligned[:] = q
+    assert not unaligned.flags.aligned
     qi = np.arange(m.nq) % 3 - 1
     assert np.array_equal(ldr.mass_matrix(m, qi), tree(m, qi.astype(float)))
-    for form in (np.repeat(q, 2)[::2], q.reshape(m.nq, 1), ro, list(q)):
+    for form in (np.repeat(q, 2)[::2], q.reshape(m.nq, 1), ro, unaligned, list(q)):
         np.testing.assert_array_equal(ldr.mass_matrix(m, form), ref)
     q32 = q.astype(np.float32)
     np.testing.assert_array_equal(ldr.mass_matrix(m, q32), tree(m, q32.astype(float)))
