@@ -92,6 +92,8 @@ class _Ready:
 
 
 ready = _Ready()
+#: the same for the entries of the single-state tree kernels (kernels/tree_*.py)
+tree_ready = _Ready()
 _entries_lock = threading.Lock()
 
 

@@ -10,6 +10,7 @@ from ..kernels import dynamics as K
 from ..kernels import layout as L
 from ..kernels import plan as P
 from ..kernels import tree_aba as TA
+from ..kernels import tree_crba as TC
 from . import batch, batch_soa, batch_soa_aba, batch_soa_crba
 from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
@@ -54,16 +55,33 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
 
 def mass_matrix(model, q, data=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
-    (N, nq) gives (N, nv, nv)."""
-    if q.__class__ is _ND and q.ndim == 1 and I.ready.mass_matrix and not model.has_general:
-        d = model.default_data() if data is None else data_for(model, data)
-        M = np.empty((model.nv, model.nv))
-        try:
-            if P.mass_matrix(d.buf, q, M) == 0:
-                return M
-        except TypeError:
-            pass
+    (N, nq) gives (N, nv, nv).
+
+    Models of revolute and prismatic joints (``tree_plan``) take the specialized kernel of
+    kernels/tree_crba.py, also after the checked path has converted q, so that every form of
+    the same q gives the same bits; it needs no Data (a caller's ``data`` is only checked)."""
+    if q.__class__ is _ND and q.ndim == 1:
+        T = tree_plan(model) if I.tree_ready.mass_matrix else None
+        if T is not None:
+            if data is not None:
+                data_for(model, data)
+            nv = model.nv
+            M = np.empty((nv, nv))
+            try:
+                if TC.mass_matrix(T, q, M) == 0:
+                    return M
+            except TypeError:
+                pass
+        elif I.ready.mass_matrix and not model.has_general:
+            d = model.default_data() if data is None else data_for(model, data)
+            M = np.empty((model.nv, model.nv))
+            try:
+                if P.mass_matrix(d.buf, q, M) == 0:
+                    return M
+            except TypeError:
+                pass
     I.compile_entry("mass_matrix")
+    I.compile_entry("mass_matrix", TC.SIGNATURES, I.tree_ready)
     qc = vec(q, model.nq, "q", True, model)
     if qc is None:
         if np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
@@ -73,6 +91,11 @@ def mass_matrix(model, q, data=None):
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
     q = qc
     d = data_for(model, data)
+    T = tree_plan(model)
+    if T is not None:
+        M = np.empty((model.nv, model.nv))
+        if TC.mass_matrix(T, q if q.flags.writeable else q.copy(), M) == 0:
+            return M
     kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
     st = K.crba(model.mi, model.mc, model.mI, d.dv, d.dm, q, d.zero_v, M, kin)

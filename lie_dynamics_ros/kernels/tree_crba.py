@@ -1,0 +1,190 @@
+"""The mass matrix of one state on the packed plan of kernels/tree.py: the composite-rigid-body
+algorithm (Walker & Orin 1982; Featherstone 2008, §6.2) specialized to joints that rotate
+about or slide along their frame's z axis, its scratch on the stack.
+
+The composites are summed in one frame per root subtree, as Pinocchio's CRBA sums them in the
+world frame (Carpentier et al. 2019): a forward pass takes each body's pose, its joint's
+column S_i and its inertia (the 10 numbers of a rigid body: Ibar about the origin, h = m c, m)
+to the frame of the subtree's root body, so that a composite is a plain sum, children first,
+and M_ij = S_i^T Ic_j S_j for i an ancestor of j (or j) needs no force carried from frame to
+frame. The root's frame rather than the world keeps the lever arms at the robot's size: the
+entries lose the digits of (extent of the subtree)^2 m / M_ij, as Pinocchio's do (M to ~1e-15
+of its largest entry on the arms of the tests); a subtree whose composite overflows gives
+OVERFLOW and the caller the general kernel.
+
+M is full and symmetric (each off-diagonal entry computed once and mirrored) with the
+armature on its diagonal, as ``kernels/dynamics.crba`` gives it. Compiled with
+``fastmath={'contract'}`` only (FMA, as kernels/soa.py), holding the GIL. Status: BAD_SIZE
+for lengths that do not match the plan, NONFINITE for a NaN or Inf in q (summed as
+``q * 0``), OVERFLOW for a finite q and a non-finite diagonal.
+"""
+import math
+
+from numba import types
+
+from .jit import njit
+from .layout import BAD_SIZE, NONFINITE, OVERFLOW, OK
+from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, BIG_ANGLE, _sincos
+from .soa_crba import _rigid_to_parent
+from .tree import TOPO, NP, MAX_BODIES, stack_matrix
+from .views import bare
+
+# the GIL is kept: releasing and taking it back costs 0.03-0.05 us, a sixth of the whole
+# kernel on a 7-DOF arm (batches have kernels of their own that release it)
+_JIT = dict(cache=True, nogil=False, fastmath={"contract"}, error_model="numpy")
+
+# scratch columns per body row, all in the frame of the subtree's root body: the body's
+# rotation (row-major) and position, S_i (angular, linear), the composite inertia (Ibar xx yy
+# zz xy xz yz, h, m); then sin q and cos q
+WR, WT, WS, WI, WSIN, WCOS = 0, 9, 12, 18, 28, 29
+NW = 30
+_scratch = stack_matrix(MAX_BODIES, NW)
+
+
+@njit(**_JIT)
+def mass_matrix(P, q, M):
+    """M(q) (nv, nv) of the model packed in P; returns a status code (module docstring)."""
+    nb = P.shape[0] - 1
+    if nb < 1 or nb >= MAX_BODIES or P.shape[1] < NP:
+        return BAD_SIZE
+    nv = int(P[0, TOPO + TV])
+    if q.shape[0] != int(P[0, TOPO + TQ]) or M.shape[0] != nv or M.shape[1] != nv:
+        return BAD_SIZE
+    # views without reference counts (kernels/views.py): the caller holds the arrays
+    return _crba(bare(P), bare(q), bare(M), nb, nv)
+
+
+@njit(inline="always", **_JIT)
+def _crba(P, q, M, nb, nv):
+    """The recursion on checked arguments."""
+    W = _scratch()
+    # the joints' sines and cosines first: independent of each other, they overlap, where in
+    # the pass below each would wait for its parent's pose
+    for i in range(1, nb + 1):
+        x = q[int(P[i, TOPO + TQ])]
+        if abs(x) <= BIG_ANGLE:
+            s, c = _sincos(x)
+        else:                   # the polynomial's reduction is exact only below
+            s, c = math.sin(x), math.cos(x)
+        W[i, WSIN], W[i, WCOS] = s, c
+    chk = 0.0
+    chain = True        # every body the child of the one before
+    for i in range(1, nb + 1):
+        p = int(P[i, TOPO + TP])
+        chain &= p == i - 1
+        x = q[int(P[i, TOPO + TQ])]
+        chk += x * 0.0
+        rev = P[i, TOPO + TK] == REVOLUTE
+        if p == 0:
+            # a root body's own frame is its subtree's common frame (M does not depend on it,
+            # and Ibar about a far world origin would cancel digits)
+            e = 1.0 if rev else 0.0
+            W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4] = 1.0, 0.0, 0.0, 0.0, 1.0
+            W[i, 5], W[i, 6], W[i, 7], W[i, 8] = 0.0, 0.0, 0.0, 1.0
+            W[i, WT], W[i, WT + 1], W[i, WT + 2] = 0.0, 0.0, 0.0
+            W[i, WS], W[i, WS + 1], W[i, WS + 2] = 0.0, 0.0, e
+            W[i, WS + 3], W[i, WS + 4], W[i, WS + 5] = 0.0, 0.0, 1.0 - e
+            for k in range(9):      # GC follows GI
+                W[i, WI + k] = P[i, GI + k]
+            W[i, WI + 9] = P[i, GM]
+            continue
+        # A = R_p R0 and t = t_p + R_p p0, the joint frame before its motion
+        r00, r01, r02 = P[i, GR], P[i, GR + 1], P[i, GR + 2]
+        r10, r11, r12 = P[i, GR + 3], P[i, GR + 4], P[i, GR + 5]
+        r20, r21, r22 = P[i, GR + 6], P[i, GR + 7], P[i, GR + 8]
+        px, py, pz = P[i, GP], P[i, GP + 1], P[i, GP + 2]
+        b00, b01, b02 = W[p, 0], W[p, 1], W[p, 2]
+        b10, b11, b12 = W[p, 3], W[p, 4], W[p, 5]
+        b20, b21, b22 = W[p, 6], W[p, 7], W[p, 8]
+        a00 = b00 * r00 + b01 * r10 + b02 * r20
+        a01 = b00 * r01 + b01 * r11 + b02 * r21
+        a02 = b00 * r02 + b01 * r12 + b02 * r22
+        a10 = b10 * r00 + b11 * r10 + b12 * r20
+        a11 = b10 * r01 + b11 * r11 + b12 * r21
+        a12 = b10 * r02 + b11 * r12 + b12 * r22
+        a20 = b20 * r00 + b21 * r10 + b22 * r20
+        a21 = b20 * r01 + b21 * r11 + b22 * r21
+        a22 = b20 * r02 + b21 * r12 + b22 * r22
+        tx = W[p, WT] + b00 * px + b01 * py + b02 * pz
+        ty = W[p, WT + 1] + b10 * px + b11 * py + b12 * pz
+        tz = W[p, WT + 2] + b20 * px + b21 * py + b22 * pz
+        if rev:
+            # R = A Rz(x); S_i = (a, t x a) with a = A e_z
+            s, c = W[i, WSIN], W[i, WCOS]
+            a00, a01 = c * a00 + s * a01, c * a01 - s * a00
+            a10, a11 = c * a10 + s * a11, c * a11 - s * a10
+            a20, a21 = c * a20 + s * a21, c * a21 - s * a20
+            W[i, WS], W[i, WS + 1], W[i, WS + 2] = a02, a12, a22
+            W[i, WS + 3] = ty * a22 - tz * a12
+            W[i, WS + 4] = tz * a02 - tx * a22
+            W[i, WS + 5] = tx * a12 - ty * a02
+        else:
+            # t += x a; S_i = (0, a)
+            tx, ty, tz = tx + x * a02, ty + x * a12, tz + x * a22
+            W[i, WS], W[i, WS + 1], W[i, WS + 2] = 0.0, 0.0, 0.0
+            W[i, WS + 3], W[i, WS + 4], W[i, WS + 5] = a02, a12, a22
+        W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5] = a00, a01, a02, a10, a11, a12
+        W[i, 6], W[i, 7], W[i, 8] = a20, a21, a22
+        W[i, WT], W[i, WT + 1], W[i, WT + 2] = tx, ty, tz
+        (W[i, WI], W[i, WI + 1], W[i, WI + 2], W[i, WI + 3], W[i, WI + 4], W[i, WI + 5],
+         W[i, WI + 6], W[i, WI + 7], W[i, WI + 8], W[i, WI + 9]) = _rigid_to_parent(
+            a00, a01, a02, a10, a11, a12, a20, a21, a22, tx, ty, tz,
+            P[i, GI], P[i, GI + 1], P[i, GI + 2], P[i, GI + 3], P[i, GI + 4], P[i, GI + 5],
+            P[i, GC], P[i, GC + 1], P[i, GC + 2], P[i, GM])
+    if not chain:       # pairs of bodies on different branches: M_ij = 0
+        for r in range(nv):
+            for c in range(nv):
+                M[r, c] = 0.0
+    # children first: Ic_j is complete (its children have added theirs), then goes to the
+    # parent's; in one frame a composite is a sum
+    for j in range(nb, 0, -1):
+        ixx, iyy, izz = W[j, WI], W[j, WI + 1], W[j, WI + 2]
+        ixy, ixz, iyz = W[j, WI + 3], W[j, WI + 4], W[j, WI + 5]
+        hx, hy, hz, m = W[j, WI + 6], W[j, WI + 7], W[j, WI + 8], W[j, WI + 9]
+        e0, e1, e2 = W[j, WS], W[j, WS + 1], W[j, WS + 2]
+        l0, l1, l2 = W[j, WS + 3], W[j, WS + 4], W[j, WS + 5]
+        # F = Ic S_j: (Ibar e + h x l, m l - h x e)
+        n0 = ixx * e0 + ixy * e1 + ixz * e2 + (hy * l2 - hz * l1)
+        n1 = ixy * e0 + iyy * e1 + iyz * e2 + (hz * l0 - hx * l2)
+        n2 = ixz * e0 + iyz * e1 + izz * e2 + (hx * l1 - hy * l0)
+        f0 = m * l0 - (hy * e2 - hz * e1)
+        f1 = m * l1 - (hz * e0 - hx * e2)
+        f2 = m * l2 - (hx * e1 - hy * e0)
+        vj = int(P[j, TOPO + TV])
+        d = e0 * n0 + e1 * n1 + e2 * n2 + l0 * f0 + l1 * f1 + l2 * f2 + P[j, GA]
+        M[vj, vj] = d
+        chk += d * 0.0
+        p = int(P[j, TOPO + TP])
+        if p > 0:
+            W[p, WI] += ixx
+            W[p, WI + 1] += iyy
+            W[p, WI + 2] += izz
+            W[p, WI + 3] += ixy
+            W[p, WI + 4] += ixz
+            W[p, WI + 5] += iyz
+            W[p, WI + 6] += hx
+            W[p, WI + 7] += hy
+            W[p, WI + 8] += hz
+            W[p, WI + 9] += m
+        i = p
+        while i > 0:
+            x = (W[i, WS] * n0 + W[i, WS + 1] * n1 + W[i, WS + 2] * n2 + W[i, WS + 3] * f0
+                 + W[i, WS + 4] * f1 + W[i, WS + 5] * f2)
+            vi = int(P[i, TOPO + TV])
+            M[vi, vj] = x
+            M[vj, vi] = x
+            i = int(P[i, TOPO + TP])
+    if chk == 0.0:
+        return OK
+    for k in range(q.shape[0]):
+        if not math.isfinite(q[k]):
+            return NONFINITE
+    return OVERFLOW
+
+
+_VEC = types.Array(types.float64, 1, "C")
+_MAT = types.Array(types.float64, 2, "C")
+#: the one signature the entry is compiled for (``algorithms/_inputs.compile_entry``): a
+#: read-only plan, C-contiguous float64 q and M; any other argument type is numba's TypeError
+SIGNATURES = {"mass_matrix": (mass_matrix, (types.Array(types.float64, 2, "C", readonly=True),
+                                            _VEC, _MAT))}
