@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import soa_crba as KC
-from .batch_soa import soa_plan, soa_unsupported
+from .batch_soa import has_free, soa_plan, soa_unsupported
 from ._inputs import rows
 from .batch_soa_aba import on_pool
 
@@ -21,6 +21,9 @@ def mass_matrix_soa(model, q, plan=None):
         plan = soa_plan(model, strict=False)
         if plan is None:
             raise InputError(f"mass_matrix_soa: {soa_unsupported(model)}; use ldr.mass_matrix")
+    if has_free(plan):
+        raise InputError(f"mass_matrix_soa: the free root joint is served by the SoA RNEA only; "
+                         "use ldr.mass_matrix")
     topo, geo = plan
     if topo.shape[0] != model.mi.shape[0]:
         raise InputError("plan was made for another model: use soa_plan(model)")
