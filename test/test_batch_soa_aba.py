@@ -15,7 +15,7 @@ import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms.batch_soa import MIN_STATES, inverse_dynamics_soa, soa_plan
 from lie_dynamics_ros.algorithms.batch_soa_aba import forward_dynamics_soa
 from lie_dynamics_ros.kernels import soa as KS
-from oracle import Oracle, erd, rel_err
+from oracle import Oracle, rel_err
 from test_batch_soa import PATHS, ROBOTS, _mimic_model, assert_rows_close, model, states
 from models import general_twin, zoo
 
@@ -159,8 +159,6 @@ def test_wrong_shapes_are_named(shapes, arg):
 
 @pytest.mark.parametrize("make, says", [
     (lambda: zoo(), "joint 'ball' is spherical"),
-    (lambda: ldr.load_urdf(erd("go2_description/urdf/go2.urdf"), floating_base=True),
-     "free root joint is served by the SoA RNEA only"),
     (_mimic_model, "joint 'j2' is a mimic joint"),
     (lambda: general_twin()[1], "is general"),
 ])

@@ -1,6 +1,6 @@
-"""The SoA batched RNEA on floating-base robots (a free root joint, then revolute joints):
-equal to ``ldr.inverse_dynamics`` row by row (to 1e-12 of each row's largest torque) and to
-Pinocchio's ``rneaInParallel``; bad rows (NaN, a non-unit quaternion) named; a free joint
+"""The SoA batched RNEA and ABA on floating-base robots (a free root joint, then revolute
+joints): equal to ``ldr.inverse_dynamics`` / ``forward_dynamics`` row by row (to 1e-12 of each
+row's largest entry) and to Pinocchio's ``rneaInParallel`` / ``abaInParallel``; bad rows (NaN, a non-unit quaternion) named; a free joint
 that is not the root's, or one with armature, refused with a sentence naming it.
 """
 import numpy as np
@@ -11,6 +11,7 @@ import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms import batch_soa
 from lie_dynamics_ros.algorithms.batch_soa import (MIN_STATES, inverse_dynamics_soa, soa_plan,
                                                    soa_unsupported)
+from lie_dynamics_ros.algorithms.batch_soa_aba import forward_dynamics_soa
 from lie_dynamics_ros.algorithms.tree_plan import tree_plan
 from lie_dynamics_ros.kernels import soa as KS
 from lie_dynamics_ros.lie import so3
@@ -178,14 +179,85 @@ def test_free_joint_below_a_body_or_with_armature_is_refused():
     assert_rows_close(inverse_dynamics_soa(legs, Q, V, A), per_state(legs, Q, V, A))
 
 
-def test_the_single_state_tree_plan_and_the_other_batches_leave_free_roots_alone():
-    """The free row is the RNEA's: the single-state tree plan has none, and the batched FD and
-    M fall back to the per-state kernels (equal to the single calls)."""
+def test_the_single_state_tree_plan_and_the_batched_mass_matrix_leave_free_roots_alone():
+    """The free row is the SoA batches': the single-state tree plan has none, and the batched
+    M falls back to the per-state kernel (equal to the single calls)."""
     m = model("go2")
     assert batch_soa.has_free(soa_plan(m)) and tree_plan(m) is None
-    Q, V, A = states(m, MIN_STATES)
-    fd = ldr.forward_dynamics(m, Q, V, A)
-    np.testing.assert_allclose(fd[3], ldr.forward_dynamics(m, Q[3], V[3], A[3]), rtol=1e-12,
-                               atol=1e-12)
+    Q, _, _ = states(m, MIN_STATES)
     np.testing.assert_allclose(ldr.mass_matrix(m, Q)[5], ldr.mass_matrix(m, Q[5]), rtol=1e-12,
                                atol=1e-12)
+
+
+# forward dynamics (kernels/soa_aba.py): the root's 6x6 articulated inertia solved per lane
+
+def fd_per_state(m, Q, V, T):
+    return np.array([ldr.forward_dynamics(m, q, v, t) for q, v, t in zip(Q, V, T)])
+
+
+@pytest.mark.parametrize("N", [1, KS.B + 1, 200])
+@pytest.mark.parametrize("name", ROBOTS)
+def test_fd_equals_the_per_state_path_and_inverts_the_rnea(name, N):
+    m = model(name)
+    Q, V, T = states(m, N, seed=N + 1)
+    acc = forward_dynamics_soa(m, Q, V, T)
+    assert_rows_close(acc, fd_per_state(m, Q, V, T))
+    assert_rows_close(inverse_dynamics_soa(m, Q, V, acc), T)
+    if N >= MIN_STATES:
+        np.testing.assert_array_equal(ldr.forward_dynamics(m, Q, V, T), acc)
+
+
+def test_fd_of_a_free_falling_robot_is_gravity():
+    """No torque, no velocity: every body falls with g; the base's linear acceleration is g in
+    its frame and the joints do not accelerate (whatever gravity's direction)."""
+    m = model("talos_reduced").with_gravity((2.0, -1.0, -9.5))
+    Q, _, _ = states(m, 40, seed=5)
+    Z = np.zeros((40, m.nv))
+    acc = forward_dynamics_soa(m, Q, Z, Z)
+    for q, a in zip(Q, acc):
+        R = so3.quat_to_rot(q[3:7])
+        np.testing.assert_allclose(R @ a[:3], m.gravity, rtol=0, atol=1e-11)
+        np.testing.assert_allclose(a[3:], 0.0, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["centauro", "go2"])
+def test_fd_against_pinocchio_in_parallel(name):
+    m, path = model(name), PATHS[name]
+    pm = build_pin_model(path, True)
+    pm.gravity = pin.Motion(np.asarray(m.gravity, dtype=float), np.zeros(3))
+    mp = PinMap(m, pm, path)
+    Q, V, T = states(m, 64, seed=8)
+    Qp = np.asfortranarray(np.array([mp.q_to_pin(q) for q in Q]).T)
+    Vp = np.asfortranarray(np.array([mp.v_to_pin(v, q) for q, v in zip(Q, V)]).T)
+    # tau_pin = T^-T tau: the map is a permutation with signs (orthogonal), so T tau
+    Tp = np.asfortranarray(np.array([mp.T(q) @ t for q, t in zip(Q, T)]).T)
+    Ap = np.array(pin.abaInParallel(2, pin.ModelPool(pm, 2), Qp, Vp, Tp))
+    ref = np.array([mp.v_from_pin(Ap[:, r], Q[r]) for r in range(64)])
+    assert np.allclose(np.array([mp.tau_from_pin(tp, q) for tp, q in zip(Tp.T, Q)]), T)
+    acc = forward_dynamics_soa(m, Q, V, T)
+    scale = np.abs(ref).max(axis=1, keepdims=True)
+    assert (np.abs(acc - ref) / scale).max() <= 1e-10
+
+
+@pytest.mark.parametrize("arg, col", [("q", 1), ("q", 6), ("v", 2), ("v", 5), ("tau", 0),
+                                      ("tau", 12)])
+def test_fd_non_finite_row_is_named(arg, col):
+    m = model("go2")
+    Q, V, T = states(m, 40)
+    {"q": Q, "v": V, "tau": T}[arg][29, col] = np.inf
+    with pytest.raises(ldr.InputError, match=rf"row 29: non-finite .* in {arg}$"):
+        forward_dynamics_soa(m, Q, V, T)
+
+
+def test_fd_non_unit_quaternion_and_singular_base_are_named():
+    m = model("solo12")
+    Q, V, T = states(m, 50)
+    Q[41, 3:7] *= 1.01
+    with pytest.raises(ldr.InputError, match=r"row 41: a quaternion in q is not of unit norm"):
+        forward_dynamics_soa(m, Q, V, T)
+    # a massless base link under a fixed-base arm's first joint: I^ of the root is singular
+    arm = ldr.load_urdf("arm7", floating_base=True)
+    Q, V, T = states(arm, 20)
+    with pytest.raises(ldr.InputError, match=r"row 0: singular articulated inertia: joint "
+                                             r"'root_joint'"):
+        forward_dynamics_soa(arm, Q, V, T)

@@ -17,7 +17,7 @@ from ..kernels import soa as KS
 from ..kernels import soa_aba as KA
 from . import batch
 from ._inputs import check, rows
-from .batch_soa import has_free, soa_plan, soa_unsupported
+from .batch_soa import soa_plan, soa_unsupported
 
 
 def forward_dynamics_soa(model, q, v, tau, plan=None):
@@ -32,9 +32,6 @@ def forward_dynamics_soa(model, q, v, tau, plan=None):
         if plan is None:
             raise InputError(f"forward_dynamics_soa: {soa_unsupported(model)}; "
                              "use ldr.forward_dynamics")
-    if has_free(plan):
-        raise InputError(f"forward_dynamics_soa: the free root joint is served by the SoA RNEA only; "
-                         "use ldr.forward_dynamics")
     topo, geo = plan
     if topo.shape[0] != model.mi.shape[0]:
         raise InputError("plan was made for another model: use soa_plan(model)")

@@ -223,49 +223,61 @@ def _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
 
 
 @njit(inline="always", **_JIT)
-def _free_motion(Q, V, A, geo, O, i, jq, jv, chk, b0, nl):
-    """V_i and A_i of a free root body into O rows 0..11: V = S v, A = Ad_{T^-1} (0, -g) + S a
-    (Kim 2012, eqs. 37-38 with a world parent: V_p = 0, and ad(V) S v = ad(V) V = 0). The
-    position does not enter; a quaternion off unit norm by 1e-6 or more, as the per-state
-    ``joint_kinematics._unit_quat`` refuses, marks the row (chk NaN), like a NaN input."""
-    Z = _stack20()      # rows 0-3 quaternion, 4-9 v, 10-15 a
+def free_lanes(Q, X, Y, geo, Z, i, jq, jv, chk, b0, nl):
+    """The inputs of the free root body of row i for this block, into the stack array Z
+    (20 rows): X (v) into rows 0-5 and Y (a, or tau) into rows 6-11, both turned from the
+    public (linear, angular) to the kernels' (angular, linear) order (S is that permutation);
+    rows 12-14 the gravity acceleration in the body frame, Rq^T R^T (-g) for T = X Tj(q) with
+    X = (R, p) constant; rows 16-19 the quaternion. The position does not enter the dynamics.
+    chk[b] turns NaN for a non-finite input, or a quaternion whose norm is 1e-6 or more off 1,
+    which the per-state ``joint_kinematics._unit_quat`` refuses (it normalizes the others)."""
     for b in range(nl):
         r = b0 + b
         c = Q[r, jq] * 0.0 + Q[r, jq + 1] * 0.0 + Q[r, jq + 2] * 0.0
         for k in range(4):
-            Z[k, b] = Q[r, jq + 3 + k]
-        for k in range(6):
-            Z[4 + k, b], Z[10 + k, b] = V[r, jv + k], A[r, jv + k]
-            c += Z[4 + k, b] * 0.0 + Z[10 + k, b] * 0.0
+            Z[16 + k, b] = Q[r, jq + 3 + k]
+            c += Z[16 + k, b] * 0.0
+        for k in range(3):
+            Z[k, b], Z[3 + k, b] = X[r, jv + 3 + k], X[r, jv + k]
+            Z[6 + k, b], Z[9 + k, b] = Y[r, jv + 3 + k], Y[r, jv + k]
+        for k in range(12):
+            c += Z[k, b] * 0.0
         chk[b] += c
     for b in range(nl, B):
-        for k in range(16):
+        for k in range(20):
             Z[k, b] = 0.0
-        Z[3, b] = 1.0
-    # the constant X = (R, p) of T = X Tj(q) takes the world's (0, -g) to (0, R^T (-g))
+        Z[19, b] = 1.0
     g0, g1, g2 = -geo[0, GX], -geo[0, GX + 1], -geo[0, GX + 2]
     u0 = geo[i, GR] * g0 + geo[i, GR + 3] * g1 + geo[i, GR + 6] * g2
     u1 = geo[i, GR + 1] * g0 + geo[i, GR + 4] * g1 + geo[i, GR + 7] * g2
     u2 = geo[i, GR + 2] * g0 + geo[i, GR + 5] * g1 + geo[i, GR + 8] * g2
     for b in range(B):
-        x, y, z, w = Z[0, b], Z[1, b], Z[2, b], Z[3, b]
+        x, y, z, w = Z[16, b], Z[17, b], Z[18, b], Z[19, b]
         n = np.sqrt(x * x + y * y + z * z + w * w)
-        O[12, b] = 0.0 if abs(n - 1.0) < 1e-6 else np.nan
+        Z[15, b] = 0.0 if abs(n - 1.0) < 1e-6 else np.nan
         x, y, z, w = x / n, y / n, z / n, w / n
-        # Rq^T u with Rq the rotation of the unit quaternion (``lie.quat_to_rot``)
-        f0 = ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
-              + 2.0 * (x * z - y * w) * u2)
-        f1 = (2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
-              + 2.0 * (y * z + x * w) * u2)
-        f2 = (2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
-              + (1.0 - 2.0 * (x * x + y * y)) * u2)
-        # S permutes v = (v_lin, w) onto the kernels' (angular, linear) rows
-        O[0, b], O[1, b], O[2, b] = Z[7, b], Z[8, b], Z[9, b]
-        O[3, b], O[4, b], O[5, b] = Z[4, b], Z[5, b], Z[6, b]
-        O[6, b], O[7, b], O[8, b] = Z[13, b], Z[14, b], Z[15, b]
-        O[9, b], O[10, b], O[11, b] = f0 + Z[10, b], f1 + Z[11, b], f2 + Z[12, b]
+        # Rq^T u, Rq the rotation of the unit quaternion (``lie.quat_to_rot``)
+        Z[12, b] = ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
+                    + 2.0 * (x * z - y * w) * u2)
+        Z[13, b] = (2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
+                    + 2.0 * (y * z + x * w) * u2)
+        Z[14, b] = (2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
+                    + (1.0 - 2.0 * (x * x + y * y)) * u2)
     for b in range(nl):
-        chk[b] += O[12, b]
+        chk[b] += Z[15, b]
+
+
+@njit(inline="always", **_JIT)
+def _free_motion(Q, V, A, geo, O, i, jq, jv, chk, b0, nl):
+    """V_i and A_i of a free root body into O rows 0..11: V = S v, A = Ad_{T^-1} (0, -g) + S a
+    (Kim 2012, eqs. 37-38 with the world as parent: V_p = 0, and ad(V) S v = ad(V) V = 0)."""
+    Z = _stack20()
+    free_lanes(Q, V, A, geo, Z, i, jq, jv, chk, b0, nl)
+    for b in range(B):
+        for k in range(9):
+            O[k, b] = Z[k, b]
+        for k in range(3):
+            O[9 + k, b] = Z[9 + k, b] + Z[12 + k, b]
 
 
 @njit(**_JIT)
