@@ -14,7 +14,7 @@ import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms.batch_soa import MIN_STATES, inverse_dynamics_soa, soa_plan
 from lie_dynamics_ros.algorithms.batch_soa_crba import mass_matrix_soa
 from lie_dynamics_ros.kernels import soa as KS
-from oracle import Oracle, erd
+from oracle import Oracle
 from test_batch_soa import PATHS, ROBOTS, _mimic_model, model, states
 from models import general_twin, zoo
 
@@ -113,8 +113,6 @@ def test_non_finite_row_is_named(bad):
 
 @pytest.mark.parametrize("make, says", [
     (lambda: zoo(), "joint 'ball' is spherical"),
-    (lambda: ldr.load_urdf(erd("go2_description/urdf/go2.urdf"), floating_base=True),
-     "free root joint is served by the SoA RNEA only"),
     (_mimic_model, "joint 'j2' is a mimic joint"),
     (lambda: general_twin()[1], "is general"),
 ])

@@ -1,6 +1,7 @@
-"""The SoA batched RNEA and ABA on floating-base robots (a free root joint, then revolute
-joints): equal to ``ldr.inverse_dynamics`` / ``forward_dynamics`` row by row (to 1e-12 of each
-row's largest entry) and to Pinocchio's ``rneaInParallel`` / ``abaInParallel``; bad rows (NaN, a non-unit quaternion) named; a free joint
+"""The SoA batched RNEA, ABA and CRBA on floating-base robots (a free root joint, then
+revolute joints): equal to ``ldr.inverse_dynamics`` / ``forward_dynamics`` / ``mass_matrix``
+row by row (to 1e-12 of each row's largest entry) and to Pinocchio's ``rneaInParallel`` /
+``abaInParallel`` / ``crba``; bad rows (NaN, a non-unit quaternion) named; a free joint
 that is not the root's, or one with armature, refused with a sentence naming it.
 """
 import numpy as np
@@ -12,6 +13,7 @@ from lie_dynamics_ros.algorithms import batch_soa
 from lie_dynamics_ros.algorithms.batch_soa import (MIN_STATES, inverse_dynamics_soa, soa_plan,
                                                    soa_unsupported)
 from lie_dynamics_ros.algorithms.batch_soa_aba import forward_dynamics_soa
+from lie_dynamics_ros.algorithms.batch_soa_crba import mass_matrix_soa
 from lie_dynamics_ros.algorithms.tree_plan import tree_plan
 from lie_dynamics_ros.kernels import soa as KS
 from lie_dynamics_ros.lie import so3
@@ -179,14 +181,11 @@ def test_free_joint_below_a_body_or_with_armature_is_refused():
     assert_rows_close(inverse_dynamics_soa(legs, Q, V, A), per_state(legs, Q, V, A))
 
 
-def test_the_single_state_tree_plan_and_the_batched_mass_matrix_leave_free_roots_alone():
-    """The free row is the SoA batches': the single-state tree plan has none, and the batched
-    M falls back to the per-state kernel (equal to the single calls)."""
+def test_the_single_state_tree_plan_leaves_free_roots_alone():
+    """The single-state tree kernels (kernels/tree.py) serve revolute/prismatic trees only."""
     m = model("go2")
     assert batch_soa.has_free(soa_plan(m)) and tree_plan(m) is None
-    Q, _, _ = states(m, MIN_STATES)
-    np.testing.assert_allclose(ldr.mass_matrix(m, Q)[5], ldr.mass_matrix(m, Q[5]), rtol=1e-12,
-                               atol=1e-12)
+    assert not batch_soa.has_free(soa_plan(ldr.load_urdf("arm7")))
 
 
 # forward dynamics (kernels/soa_aba.py): the root's 6x6 articulated inertia solved per lane
@@ -261,3 +260,59 @@ def test_fd_non_unit_quaternion_and_singular_base_are_named():
     with pytest.raises(ldr.InputError, match=r"row 0: singular articulated inertia: joint "
                                              r"'root_joint'"):
         forward_dynamics_soa(arm, Q, V, T)
+
+
+# mass matrix (kernels/soa_crba.py): the root's 6x6 block and its six rows of each column
+
+def m_per_state(m, Q):
+    return np.array([ldr.mass_matrix(m, q) for q in Q])
+
+
+@pytest.mark.parametrize("N", [1, KS.B + 1, 100])
+@pytest.mark.parametrize("name", ROBOTS)
+def test_m_equals_the_per_state_path(name, N):
+    m = model(name)
+    Q, _, _ = states(m, N, seed=N + 2)
+    M = mass_matrix_soa(m, Q)
+    ref = m_per_state(m, Q)
+    scale = np.abs(ref).max(axis=(1, 2), keepdims=True)
+    assert (np.abs(M - ref) / scale).max() <= TOL
+    np.testing.assert_array_equal(M, np.swapaxes(M, 1, 2))
+    if N >= MIN_STATES:
+        np.testing.assert_array_equal(ldr.mass_matrix(m, Q), M)
+
+
+@pytest.mark.parametrize("name", ["centauro", "talos_reduced"])
+def test_m_agrees_with_the_rnea(name):
+    """M a = ID(q, v, a) - ID(q, v, 0), both batched SoA kernels."""
+    m = model(name)
+    Q, V, A = states(m, 40, seed=4)
+    Ma = np.einsum("nij,nj->ni", mass_matrix_soa(m, Q), A)
+    assert_rows_close(Ma, inverse_dynamics_soa(m, Q, V, A) - inverse_dynamics_soa(m, Q, V, 0 * A))
+
+
+def test_m_against_pinocchio():
+    m, path = model("go2"), PATHS["go2"]
+    pm = build_pin_model(path, True)
+    mp = PinMap(m, pm, path)
+    Q, _, _ = states(m, 5, seed=9)
+    for q, M in zip(Q, mass_matrix_soa(m, Q)):
+        Mp = np.array(pin.crba(pm, pm.createData(), mp.q_to_pin(q)))
+        ref = mp.mat_from_pin(np.triu(Mp) + np.triu(Mp, 1).T, q)
+        assert np.abs(M - ref).max() <= 1e-10 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("bad", [np.nan, "quaternion"])
+def test_m_bad_row_is_named(bad):
+    m = model("go2")
+    Q, _, _ = states(m, 40)
+    if bad == "quaternion":
+        Q[33, 3:7] = (0.0, 0.0, 0.0, 1.0 + 1e-5)
+        want = r"row 33: the quaternion of joint 'root_joint' in q is not of unit norm"
+    else:
+        Q[33, 2] = bad
+        want = r"row 33: non-finite .* in q$"
+    with pytest.raises(ldr.InputError, match=want):
+        mass_matrix_soa(m, Q)
+    with pytest.raises(ldr.InputError, match=want):
+        ldr.mass_matrix(m, Q)

@@ -42,7 +42,7 @@ def soa_plan(model, strict=True):
 
 
 def has_free(plan):
-    """Whether the plan holds a free root row (served by the RNEA only, so far)."""
+    """Whether the plan holds a free root row."""
     return bool((plan[0][1:, KS.TK] == KS.FREE).any())
 
 
@@ -103,22 +103,20 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
         bad = [k for k, x in (("q", Q), ("v", V), ("a", A)) if not np.all(np.isfinite(x[r]))]
         if bad:
             raise InputError(f"row {r}: non-finite values (NaN or Inf) in {', '.join(bad)}")
-        joint = _bad_quaternion(model, Q[r])
-        if joint is not None:
-            raise InputError(f"row {r}: the quaternion of joint {joint!r} in q is "
-                             "not of unit norm (tolerance 1e-6); normalize it or build q with "
-                             "ldr.integrate / ldr.random_configuration")
+        quaternion_check(model, r, Q[r])
         raise InputError(f"row {r}: overflow: the inputs are finite but the result is not "
                          "(velocities or positions too large for float64)")
     return tau
 
 
-def _bad_quaternion(model, q):
-    """The name of the first free joint whose quaternion in q fails the per-state rule
-    (kernels/joint_kinematics._unit_quat: |norm - 1| < 1e-6), or None."""
+def quaternion_check(model, r, q):
+    """InputError naming row r and the free joint whose quaternion in q fails the per-state
+    rule (kernels/joint_kinematics._unit_quat: |norm - 1| < 1e-6), if one does."""
     for i in range(1, model.mi.shape[0]):
         if model.mi[i, L.K] == J.FREE:
             k = int(model.mi[i, L.QI]) + 3
             if not abs(np.sqrt(np.sum(q[k:k + 4] ** 2)) - 1.0) < 1e-6:
-                return model.body_joint_names[i]
-    return None
+                raise InputError(f"row {r}: the quaternion of joint "
+                                 f"{model.body_joint_names[i]!r} in q is not of unit norm "
+                                 "(tolerance 1e-6); normalize it or build q with "
+                                 "ldr.integrate / ldr.random_configuration")

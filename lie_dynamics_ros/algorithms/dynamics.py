@@ -66,7 +66,7 @@ def mass_matrix(model, q, data=None):
     if qc is None:
         if np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
             plan = batch_soa.soa_plan(model, strict=False)
-            if plan is not None and not batch_soa.has_free(plan):   # SoA kernel
+            if plan is not None:                 # revolute/prismatic trees: SoA kernel
                 return batch_soa_crba.mass_matrix_soa(model, q, plan)
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
     q = qc
@@ -153,7 +153,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     if qc is None or vc is None or tc is None:
         if f_ext is None and np.ndim(q) == 2 and np.shape(q)[0] >= batch_soa.MIN_STATES:
             plan = batch_soa.soa_plan(model, strict=False)
-            if plan is not None:                 # SoA kernel
+            if plan is not None:                 # revolute/prismatic trees: SoA kernel
                 return batch_soa_aba.forward_dynamics_soa(model, q, v, tau, plan)
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
                               lambda *x: forward_dynamics(model, *x))
