@@ -483,7 +483,7 @@ def build_plan(mi, mc, mI, topo, geo):
         a0, a1, a2 = mc[i, L.AX], mc[i, L.AX + 1], mc[i, L.AX + 2]
         if mi[i, L.K] == J.FREE:                           # C_i = 1: c1 = e_x, a = e_z
             c0, c1, c2, a0, a1, a2 = 1.0, 0.0, 0.0, 0.0, 0.0, 1.0
-        elif abs(a0) <= abs(a1) and abs(a0) <= abs(a2):      # e_x x a
+        elif abs(a0) <= abs(a1) and abs(a0) <= abs(a2):    # e_x x a
             c0, c1, c2 = 0.0, -a2, a1
         elif abs(a1) <= abs(a2):                           # e_y x a
             c0, c1, c2 = a2, 0.0, -a0

@@ -16,9 +16,10 @@ acceleration (0, -g), no external wrench.
 - pass 3, root to leaves: A'_i = Ad_{T^-1} A_p + eta_i, qdd_i = (u_i - U_i^T A'_i) / D_i,
   A_i = A'_i + S_i qdd_i (u_i and this order of pass 3 as in Featherstone 2008, §7.3).
 
-A free root body (S a permutation, V_p = 0, so eta = 0) passes nothing on in pass 2, and in
-pass 3 its S D^-1 S^T = I^^-1 gives A = I^^-1 (S tau - B^) (Featherstone 2008, §7.3, the
-floating base), solved per lane by an LDL^T factorization of the SPD 6x6; qdd = S^T (A - A').
+A free root body (S a permutation, V_p = 0, so eta = 0) passes nothing on in pass 2; in
+pass 3, Kim's qdd = D^-1 (u - U^T A') with S D^-1 S^T = I^^-1 gives A = I^^-1 (S tau - B^)
+(Featherstone 2008, ch. 9, the floating base's a_0 = -I_0^A^-1 p_0^A), solved per lane by an
+LDL^T factorization of the SPD 6x6; qdd = S^T (A - A').
 
 The congruence of pass 2 uses T_{p,i} = X Tj(q) composed per state (R = R0 Rz(q), or
 p = p0 + q R0 e_z), then the block form of Ad_{T^-1}^T Pi Ad_{T^-1} with Pi = [[A, B], [B^T, C]]:
