@@ -1,8 +1,9 @@
 """The packed plan of the single-state tree kernels (kernels/tree.py) for a model, or None.
 
 Served: the models of the SoA batch kernels (revolute and prismatic joints, no mimic, no loop,
-rigid-body inertias; ``batch_soa.soa_unsupported`` says why another is not), without their
-free root joint, with at most ``kernels.tree.MAX_BODIES`` rows. Others keep the general kernels of kernels/plan.py.
+rigid-body inertias; ``batch_soa.soa_unsupported`` says why another is not) without a free
+root joint, with at most ``kernels.tree.MAX_BODIES`` rows. Others keep the general kernels of
+kernels/plan.py.
 """
 from ..kernels import tree as KT
 from . import batch_soa

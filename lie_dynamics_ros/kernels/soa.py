@@ -3,12 +3,13 @@ runs on a block of ``B`` states at once, every temporary an array whose last ind
 state, so that each multiply-add of the recursion is one vector instruction over the block.
 
 Models: a tree of revolute and prismatic joints without mimics, possibly under a free joint
-whose parent is the world (a floating base) (``algorithms/batch_soa.py`` decides and packs). Each body frame is turned so that its joint axis is z (a constant
-rotation C_i with C_i e_z = axis): the joint transform is then a rotation about z (cosine,
-sine) or a translation along z, and S_i a unit column. The constant part of T_{p,i} and the
+whose parent is the world, a floating base (``algorithms/batch_soa.py`` decides and packs).
+Each body frame is turned so that its joint axis is z (a constant rotation C_i with
+C_i e_z = axis): the joint transform is then a rotation about z (cosine, sine) or a
+translation along z, and S_i a unit column. The constant part of T_{p,i} and the
 body's inertia are expressed in the turned frames once per model; tau_i = S_i^T F_i does not
 depend on the frame. A free root body is not turned (C = 1): its q = (p, quaternion xyzw) and
-v = (v_lin, w) are read straight from Q, V, A (``_free_motion``), the parent being the world.
+v = (v_lin, w) are read straight from Q, V, A (``free_lanes``), the parent being the world.
 
 Plan arrays (``build_plan``): ``topo`` (nb + 1, NT) int64 and ``geo`` (nb + 1, NG) float64,
 row 0 the world (gravity in ``geo[0, GX:GX + 3]``), rows in topological order.
