@@ -129,8 +129,8 @@ def interleaved(fns, repeat, target_s):
     return [statistics.median(r) for r in runs]
 
 
-def bench(label, path, sizes, repeat, target_s, mhz):
-    model = ldr.load_urdf(path)
+def bench(label, path, floating, sizes, repeat, target_s, mhz):
+    model = ldr.load_urdf(path, floating_base=floating)
     plan = soa_plan(model)
     rng = np.random.default_rng(0)
     cores = batch.WORKERS
@@ -148,7 +148,7 @@ def bench(label, path, sizes, repeat, target_s, mhz):
         T = rows(model, Q, V, A)
         err = np.abs(inverse_dynamics_soa(model, Q, V, A, plan) - T).max() / np.abs(T).max()
         if pin is not None:
-            pm = build_pin_model(path, False)
+            pm = build_pin_model(path, floating)
             pm.gravity = pin.Motion(np.asarray(model.gravity, dtype=float), np.zeros(3))
             mp = PinMap(model, pm, path)
             Qp = np.asfortranarray(np.array([mp.q_to_pin(q) for q in Q]).T)
@@ -221,13 +221,16 @@ def main(argv=None):
           "one thread, on-CPU time; GFLOP/s from it and Park's count")
     print("  instructions of the compiled kernel (zmm = 8 doubles, packed; scalar = one double):")
     print(vector_report())
-    robots = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"))]
+    robots = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"), False)]
     if pin is not None:
-        robots += [("xarm7", erd("xarm_description/urdf/xarm7.urdf")),
-                   ("ur5", erd("ur_description/urdf/ur5_robot.urdf"))]
+        robots += [("xarm7", erd("xarm_description/urdf/xarm7.urdf"), False),
+                   ("ur5", erd("ur_description/urdf/ur5_robot.urdf"), False),
+                   # floating bases: a free root joint, then revolute legs (and arms)
+                   ("go2", erd("go2_description/urdf/go2.urdf"), True),
+                   ("centauro", erd("centauro_description/urdf/centauro.urdf"), True)]
     sizes = [int(s) for s in args.sizes.split(",")]
-    for label, path in robots:
-        bench(label, path, sizes, args.repeat, args.target_ms / 1e3, mhz)
+    for label, path, floating in robots:
+        bench(label, path, floating, sizes, args.repeat, args.target_ms / 1e3, mhz)
 
 
 if __name__ == "__main__":

@@ -100,8 +100,8 @@ def kernel_cpu_time(kernel, args, N, repeat):
     return statistics.median(runs)
 
 
-def bench(label, path, sizes, repeat, target_s):
-    model = ldr.load_urdf(path)
+def bench(label, path, floating, sizes, repeat, target_s):
+    model = ldr.load_urdf(path, floating_base=floating)
     plan = soa_plan(model)
     rng = np.random.default_rng(0)
     cores = batch.WORKERS
@@ -127,7 +127,7 @@ def bench(label, path, sizes, repeat, target_s):
         err = np.abs(soa - ref).max() / np.abs(ref).max()
         pin_err = None
         if pin is not None:
-            pm = build_pin_model(path, False)
+            pm = build_pin_model(path, floating)
             pm.gravity = pin.Motion(np.asarray(model.gravity, dtype=float), np.zeros(3))
             mp = PinMap(model, pm, path)
             Qp = np.asfortranarray(np.array([mp.q_to_pin(q) for q in Q]).T)
@@ -159,8 +159,8 @@ def bench(label, path, sizes, repeat, target_s):
               + ("" if pin_err is None else f", SoA vs Pinocchio {pin_err:.1e}") + ")")
 
 
-def bench_m(label, path, sizes, repeat, target_s):
-    model = ldr.load_urdf(path)
+def bench_m(label, path, floating, sizes, repeat, target_s):
+    model = ldr.load_urdf(path, floating_base=floating)
     plan = soa_plan(model)
     rng = np.random.default_rng(1)
     cores = batch.WORKERS
@@ -177,7 +177,7 @@ def bench_m(label, path, sizes, repeat, target_s):
         ref = fns[1]()
         err = np.abs(fns[0]() - ref).max() / np.abs(ref).max()
         if pin is not None:
-            pm = build_pin_model(path, False)
+            pm = build_pin_model(path, floating)
             pd = pm.createData()
             mp = PinMap(model, pm, path)
             Qp = [np.asarray(mp.q_to_pin(q)) for q in Q]
@@ -219,15 +219,18 @@ def main(argv=None):
           "kernel alone on one thread, on-CPU time")
     print("  instructions of the compiled kernel (zmm = 8 doubles, packed; scalar = one double):")
     print(vector_report())
-    robots = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"))]
+    robots = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"), False)]
     if pin is not None:
-        robots += [("xarm7", erd("xarm_description/urdf/xarm7.urdf")),
-                   ("ur5", erd("ur_description/urdf/ur5_robot.urdf"))]
+        robots += [("xarm7", erd("xarm_description/urdf/xarm7.urdf"), False),
+                   ("ur5", erd("ur_description/urdf/ur5_robot.urdf"), False),
+                   # floating bases: a free root joint, then revolute legs (and arms)
+                   ("go2", erd("go2_description/urdf/go2.urdf"), True),
+                   ("centauro", erd("centauro_description/urdf/centauro.urdf"), True)]
     sizes = [int(s) for s in args.sizes.split(",")]
-    for label, path in robots:
-        bench(label, path, sizes, args.repeat, args.target_ms / 1e3)
-    for label, path in robots:
-        bench_m(label, path, sizes, args.repeat, args.target_ms / 1e3)
+    for label, path, floating in robots:
+        bench(label, path, floating, sizes, args.repeat, args.target_ms / 1e3)
+    for label, path, floating in robots:
+        bench_m(label, path, floating, sizes, args.repeat, args.target_ms / 1e3)
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def test_wrong_shapes_are_named(shapes, arg):
 
 
 @pytest.mark.parametrize("make, says", [
-    (lambda: zoo(), "joint 'root_joint' is free"),
+    (lambda: zoo(), "joint 'ball' is spherical"),
     (_mimic_model, "joint 'j2' is a mimic joint"),
     (lambda: general_twin()[1], "is general"),
 ])

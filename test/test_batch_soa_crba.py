@@ -112,7 +112,7 @@ def test_non_finite_row_is_named(bad):
 
 
 @pytest.mark.parametrize("make, says", [
-    (lambda: zoo(), "joint 'root_joint' is free"),
+    (lambda: zoo(), "joint 'ball' is spherical"),
     (_mimic_model, "joint 'j2' is a mimic joint"),
     (lambda: general_twin()[1], "is general"),
 ])

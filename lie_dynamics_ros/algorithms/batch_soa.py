@@ -1,7 +1,8 @@
 """Batched inverse dynamics on the structure-of-arrays kernel (``kernels/soa.py``).
 
 ``inverse_dynamics_soa(model, Q, V, A)`` evaluates N states of a model whose joints are all
-revolute or prismatic (no mimic, no closed loop, no Python-defined joint) and returns (N, nv),
+revolute or prismatic (no mimic, no closed loop, no Python-defined joint), possibly under a
+free joint on the world (a floating base, without armature), and returns (N, nv),
 equal to ``inverse_dynamics`` on the same rows to round-off. ``soa_unsupported(model)`` says
 why another model is refused (None when it is served); callers then use the batched path of
 ``algorithms/batch.py``. ``ldr.inverse_dynamics`` on ``MIN_STATES`` states or more takes
@@ -40,6 +41,11 @@ def soa_plan(model, strict=True):
     return plan
 
 
+def has_free(plan):
+    """Whether the plan holds a free root row."""
+    return bool((plan[0][1:, KS.TK] == KS.FREE).any())
+
+
 def _plan(model):
     return model.derived("soa_plan", _build_plan)
 
@@ -57,9 +63,14 @@ def _build_plan(model):
     name = model.body_joint_names[row]
     if why == KS.MIMIC:
         return None, f"joint {name!r} is a mimic joint"
+    if why == KS.KIND and model.mi[row, L.K] == J.FREE:
+        if model.mi[row, L.P] != 0:
+            return None, f"joint {name!r} is free below another body (only a free root joint)"
+        return None, f"joint {name!r} is free with armature (a free root joint without one)"
     if why == KS.KIND:
         kind = J.NAMES.get(int(model.mi[row, L.K]), "of another kind")
-        return None, f"joint {name!r} is {kind} (only revolute and prismatic joints)"
+        return None, (f"joint {name!r} is {kind} (only revolute and prismatic joints, "
+                      "and a free root joint)")
     return None, f"the inertia of body {model.body_names[row - 1]!r} is not a rigid body's"
 
 
@@ -67,8 +78,9 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
     """tau (N, nv) for the states (N, nq), (N, nv), (N, nv): RNEA (Kim 2012, Table 2) with
     gravity and the armature, f_ext none. ``plan``: ``soa_plan(model)``, to reuse across calls.
 
-    A row with NaN or Inf raises InputError naming the argument and the row; a finite row
-    whose torques overflow float64 too."""
+    A row with NaN or Inf raises InputError naming the argument and the row; so does a row
+    whose free-joint quaternion is not of unit norm, and a finite row whose torques overflow
+    float64."""
     topo, geo = soa_plan(model) if plan is None else plan
     if topo.shape[0] != model.mi.shape[0]:
         raise InputError("plan was made for another model: use soa_plan(model)")
@@ -91,6 +103,20 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
         bad = [k for k, x in (("q", Q), ("v", V), ("a", A)) if not np.all(np.isfinite(x[r]))]
         if bad:
             raise InputError(f"row {r}: non-finite values (NaN or Inf) in {', '.join(bad)}")
+        quaternion_check(model, r, Q[r])
         raise InputError(f"row {r}: overflow: the inputs are finite but the result is not "
                          "(velocities or positions too large for float64)")
     return tau
+
+
+def quaternion_check(model, r, q):
+    """InputError naming row r and the free joint whose quaternion in q fails the per-state
+    rule (kernels/joint_kinematics._unit_quat: |norm - 1| < 1e-6), if one does."""
+    for i in range(1, model.mi.shape[0]):
+        if model.mi[i, L.K] == J.FREE:
+            k = int(model.mi[i, L.QI]) + 3
+            if not abs(np.sqrt(np.sum(q[k:k + 4] ** 2)) - 1.0) < 1e-6:
+                raise InputError(f"row {r}: the quaternion of joint "
+                                 f"{model.body_joint_names[i]!r} in q is not of unit norm "
+                                 "(tolerance 1e-6); normalize it or build q with "
+                                 "ldr.integrate / ldr.random_configuration")

@@ -3,13 +3,14 @@
 ``mass_matrix_soa(model, Q)`` serves the models of the SoA RNEA (``batch_soa.soa_unsupported``
 says why another is refused) and returns (N, nv, nv), equal to ``mass_matrix`` on the same rows
 to round-off. ``ldr.mass_matrix`` takes it from ``batch_soa.MIN_STATES`` states. A row with a
-non-finite q is named; one whose M overflows float64 too.
+non-finite q is named, one whose free-joint quaternion is not of unit norm, and one whose M
+overflows float64 too.
 """
 import numpy as np
 
 from ..errors import InputError
 from ..kernels import soa_crba as KC
-from .batch_soa import soa_plan, soa_unsupported
+from .batch_soa import quaternion_check, soa_plan, soa_unsupported
 from ._inputs import rows
 from .batch_soa_aba import on_pool
 
@@ -33,6 +34,7 @@ def mass_matrix_soa(model, q, plan=None):
         r = int(np.flatnonzero(status)[0])
         if not np.all(np.isfinite(Q[r])):
             raise InputError(f"row {r}: non-finite values (NaN or Inf) in q")
+        quaternion_check(model, r, Q[r])
         raise InputError(f"row {r}: overflow: the input is finite but M is not "
                          "(positions too large for float64)")
     return M

@@ -1,8 +1,9 @@
 """The packed plan of the single-state tree kernels (kernels/tree.py) for a model, or None.
 
 Served: the models of the SoA batch kernels (revolute and prismatic joints, no mimic, no loop,
-rigid-body inertias; ``batch_soa.soa_unsupported`` says why another is not) with at most
-``kernels.tree.MAX_BODIES`` rows. Others keep the general kernels of kernels/plan.py.
+rigid-body inertias; ``batch_soa.soa_unsupported`` says why another is not) without a free
+root joint, with at most ``kernels.tree.MAX_BODIES`` rows. Others keep the general kernels of
+kernels/plan.py.
 """
 from ..kernels import tree as KT
 from . import batch_soa
@@ -15,7 +16,7 @@ def tree_plan(model):
 
 def _build(model):
     plan = batch_soa.soa_plan(model, strict=False)
-    if plan is None or plan[0].shape[0] > KT.MAX_BODIES:
+    if plan is None or batch_soa.has_free(plan) or plan[0].shape[0] > KT.MAX_BODIES:
         return None
     P = KT.pack(plan[0], plan[1], model.nq, model.nv)
     P.flags.writeable = False

@@ -2,12 +2,14 @@
 runs on a block of ``B`` states at once, every temporary an array whose last index is the
 state, so that each multiply-add of the recursion is one vector instruction over the block.
 
-Models: a tree of revolute and prismatic joints without mimics (``algorithms/batch_soa.py``
-decides and packs). Each body frame is turned so that its joint axis is z (a constant
-rotation C_i with C_i e_z = axis): the joint transform is then a rotation about z (cosine,
-sine) or a translation along z, and S_i a unit column. The constant part of T_{p,i} and the
+Models: a tree of revolute and prismatic joints without mimics, possibly under a free joint
+whose parent is the world, a floating base (``algorithms/batch_soa.py`` decides and packs).
+Each body frame is turned so that its joint axis is z (a constant rotation C_i with
+C_i e_z = axis): the joint transform is then a rotation about z (cosine, sine) or a
+translation along z, and S_i a unit column. The constant part of T_{p,i} and the
 body's inertia are expressed in the turned frames once per model; tau_i = S_i^T F_i does not
-depend on the frame.
+depend on the frame. A free root body is not turned (C = 1): its q = (p, quaternion xyzw) and
+v = (v_lin, w) are read straight from Q, V, A (``free_lanes``), the parent being the world.
 
 Plan arrays (``build_plan``): ``topo`` (nb + 1, NT) int64 and ``geo`` (nb + 1, NG) float64,
 row 0 the world (gravity in ``geo[0, GX:GX + 3]``), rows in topological order.
@@ -38,7 +40,7 @@ B = 16
 
 # topo columns
 TP = 0      # parent row
-TK = 1      # 1 revolute, 2 prismatic
+TK = 1      # 1 revolute, 2 prismatic, 3 free (parent row 0 only)
 TQ = 2      # index in q
 TV = 3      # index in v (and tau)
 NT = 4
@@ -54,6 +56,7 @@ GX = 0      # row 0: gravity in the world frame (3)
 
 REVOLUTE = 1
 PRISMATIC = 2
+FREE = 3
 
 #: beyond this |q| the polynomial sine and cosine hand over to libm (Cody-Waite reduction with
 #: a three-part pi/2 stays within an ulp or two far below it)
@@ -97,6 +100,7 @@ def _stack_array(rows):
 _stack18 = _stack_array(18)
 _stack6 = _stack_array(6)
 _stack3 = _stack_array(3)
+_stack20 = _stack_array(20)
 
 # sine and cosine on [-pi/4, pi/4]: the minimax polynomials of Sun Microsystems' fdlibm
 # (k_sin.c, k_cos.c, 1993), with its three-part pi/2 for the argument reduction (e_rem_pio2.c)
@@ -135,6 +139,8 @@ def _load_block(Q, V, A, topo, W, chk, b0, nl):
     for b in range(B):
         chk[b] = 0.0
     for i in range(1, nb + 1):
+        if topo[i, TK] == FREE:     # read by _free_motion
+            continue
         jq, jv = topo[i, TQ], topo[i, TV]
         for b in range(nl):
             r = b0 + b
@@ -217,8 +223,66 @@ def _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
         O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = e0, e1, e2, f0, f1, f2
 
 
+@njit(inline="always", **_JIT)
+def free_lanes(Q, X, Y, geo, Z, i, jq, jv, chk, b0, nl):
+    """The inputs of the free root body of row i for this block, into the stack array Z
+    (20 rows): X (v) into rows 0-5 and Y (a, or tau) into rows 6-11, both turned from the
+    public (linear, angular) to the kernels' (angular, linear) order (S is that permutation);
+    rows 12-14 the gravity acceleration in the body frame, Rq^T R^T (-g) for T = X Tj(q) with
+    X = (R, p) constant; rows 16-19 the quaternion. The position does not enter the dynamics.
+    chk[b] turns NaN for a non-finite input, or a quaternion whose norm is 1e-6 or more off 1,
+    which the per-state ``joint_kinematics._unit_quat`` refuses (it normalizes the others)."""
+    for b in range(nl):
+        r = b0 + b
+        c = Q[r, jq] * 0.0 + Q[r, jq + 1] * 0.0 + Q[r, jq + 2] * 0.0
+        for k in range(4):
+            Z[16 + k, b] = Q[r, jq + 3 + k]
+            c += Z[16 + k, b] * 0.0
+        for k in range(3):
+            Z[k, b], Z[3 + k, b] = X[r, jv + 3 + k], X[r, jv + k]
+            Z[6 + k, b], Z[9 + k, b] = Y[r, jv + 3 + k], Y[r, jv + k]
+        for k in range(12):
+            c += Z[k, b] * 0.0
+        chk[b] += c
+    for b in range(nl, B):
+        for k in range(20):
+            Z[k, b] = 0.0
+        Z[19, b] = 1.0
+    g0, g1, g2 = -geo[0, GX], -geo[0, GX + 1], -geo[0, GX + 2]
+    u0 = geo[i, GR] * g0 + geo[i, GR + 3] * g1 + geo[i, GR + 6] * g2
+    u1 = geo[i, GR + 1] * g0 + geo[i, GR + 4] * g1 + geo[i, GR + 7] * g2
+    u2 = geo[i, GR + 2] * g0 + geo[i, GR + 5] * g1 + geo[i, GR + 8] * g2
+    for b in range(B):
+        x, y, z, w = Z[16, b], Z[17, b], Z[18, b], Z[19, b]
+        n = np.sqrt(x * x + y * y + z * z + w * w)
+        Z[15, b] = 0.0 if abs(n - 1.0) < 1e-6 else np.nan
+        x, y, z, w = x / n, y / n, z / n, w / n
+        # Rq^T u, Rq the rotation of the unit quaternion (``lie.quat_to_rot``)
+        Z[12, b] = ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
+                    + 2.0 * (x * z - y * w) * u2)
+        Z[13, b] = (2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
+                    + 2.0 * (y * z + x * w) * u2)
+        Z[14, b] = (2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
+                    + (1.0 - 2.0 * (x * x + y * y)) * u2)
+    for b in range(nl):
+        chk[b] += Z[15, b]
+
+
+@njit(inline="always", **_JIT)
+def _free_motion(Q, V, A, geo, O, i, jq, jv, chk, b0, nl):
+    """V_i and A_i of a free root body into O rows 0..11: V = S v, A = Ad_{T^-1} (0, -g) + S a
+    (Kim 2012, eqs. 37-38 with the world as parent: V_p = 0, and ad(V) S v = ad(V) V = 0)."""
+    Z = _stack20()
+    free_lanes(Q, V, A, geo, Z, i, jq, jv, chk, b0, nl)
+    for b in range(B):
+        for k in range(9):
+            O[k, b] = Z[k, b]
+        for k in range(3):
+            O[9 + k, b] = Z[9 + k, b] + Z[12 + k, b]
+
+
 @njit(**_JIT)
-def _forward(topo, geo, W):
+def _forward(topo, geo, W, Q, V, A, chk, b0, nl):
     """Twists, accelerations and each body's own wrench F_i = I A_i + V_i x* (I V_i)."""
     nb = topo.shape[0] - 1
     O = _stack18()
@@ -236,6 +300,8 @@ def _forward(topo, geo, W):
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
         if topo[i, TK] == REVOLUTE:
             _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, True)
+        elif topo[i, TK] == FREE:
+            _free_motion(Q, V, A, geo, O, i, topo[i, TQ], topo[i, TV], chk, b0, nl)
         else:
             _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz, False)
         ixx, iyy, izz = geo[i, GI], geo[i, GI + 1], geo[i, GI + 2]
@@ -306,6 +372,8 @@ def _backward(topo, geo, W, TAU, chk, b0, nl):
     O = _stack6()
     T = _stack3()
     for i in range(nb, 0, -1):
+        if topo[i, TK] == FREE:     # tau = S^T F below; the world reads no wrench
+            continue
         p = topo[i, TP]
         r00, r01, r02 = geo[i, GR], geo[i, GR + 1], geo[i, GR + 2]
         r10, r11, r12 = geo[i, GR + 3], geo[i, GR + 4], geo[i, GR + 5]
@@ -325,6 +393,13 @@ def _backward(topo, geo, W, TAU, chk, b0, nl):
                 W[p, WF + k, b] = O[k, b]
     for i in range(1, nb + 1):
         jv = topo[i, TV]
+        if topo[i, TK] == FREE:     # S^T F = (force, moment)
+            for b in range(nl):
+                for k in range(3):
+                    f, n = W[i, WF + 3 + k, b], W[i, WF + k, b]
+                    TAU[b0 + b, jv + k], TAU[b0 + b, jv + 3 + k] = f, n
+                    chk[b] += f * 0.0 + n * 0.0
+            continue
         for b in range(nl):
             t = W[i, WT, b]
             TAU[b0 + b, jv] = t
@@ -343,7 +418,7 @@ def rnea_soa(topo, geo, Q, V, A, TAU, status, blk_lo, blk_hi):
         nl = min(B, N - b0)
         _load_block(Q, V, A, topo, W, chk, b0, nl)
         _joint_angles(topo, W)
-        _forward(topo, geo, W)
+        _forward(topo, geo, W, Q, V, A, chk, b0, nl)
         _backward(topo, geo, W, TAU, chk, b0, nl)
         for b in range(nl):
             status[b0 + b] = 0 if chk[b] == 0.0 else 1
@@ -354,12 +429,19 @@ MIMIC, KIND, INERTIA = 1, 2, 3
 
 
 @njit(inline="always", **_JIT)
-def _refused(mi, mI, i):
-    """0 when body row i is served, else MIMIC, KIND or INERTIA (not [[Ibar, m[c]],
+def _refused(mi, mc, mI, i):
+    """0 when body row i is served, else MIMIC, KIND (also a free joint below another body or
+    with armature, which the plan has no room for) or INERTIA (not [[Ibar, m[c]],
     [m[c]^T, m 1]] to 1e-12 of its largest entry)."""
     if mi[i, L.MIMIC] != 0:
         return MIMIC
-    if mi[i, L.K] != J.REVOLUTE and mi[i, L.K] != J.PRISMATIC:
+    if mi[i, L.K] == J.FREE:
+        if mi[i, L.P] != 0:
+            return KIND
+        for k in range(6):
+            if mc[i, L.ARM + k] != 0.0:
+                return KIND
+    elif mi[i, L.K] != J.REVOLUTE and mi[i, L.K] != J.PRISMATIC:
         return KIND
     m, x, y, z = mI[i, 3, 3], mI[i, 2, 4], mI[i, 0, 5], mI[i, 1, 3]
     big = 1.0
@@ -389,18 +471,20 @@ def build_plan(mi, mc, mI, topo, geo):
 
     C_i turns e_z onto the joint axis a: columns (c1, a x c1, a) with c1 = e_k x a normalized,
     e_k the principal axis least along a, so that a principal axis gives a signed permutation
-    (exact)."""
+    (exact); a free root body keeps its frame (C_i = 1)."""
     n = mi.shape[0]
     C = np.zeros((n, 3, 3))
     for k in range(3):
         C[0, k, k] = 1.0
         geo[0, GX + k] = mc[0, L.G + k]
     for i in range(1, n):
-        why = _refused(mi, mI, i)
+        why = _refused(mi, mc, mI, i)
         if why != 0:
             return 4 * i + why
         a0, a1, a2 = mc[i, L.AX], mc[i, L.AX + 1], mc[i, L.AX + 2]
-        if abs(a0) <= abs(a1) and abs(a0) <= abs(a2):      # e_x x a
+        if mi[i, L.K] == J.FREE:                           # C_i = 1: c1 = e_x, a = e_z
+            c0, c1, c2, a0, a1, a2 = 1.0, 0.0, 0.0, 0.0, 0.0, 1.0
+        elif abs(a0) <= abs(a1) and abs(a0) <= abs(a2):    # e_x x a
             c0, c1, c2 = 0.0, -a2, a1
         elif abs(a1) <= abs(a2):                           # e_y x a
             c0, c1, c2 = a2, 0.0, -a0
@@ -414,7 +498,8 @@ def build_plan(mi, mc, mI, topo, geo):
         Ci[0, 2], Ci[1, 2], Ci[2, 2] = a0, a1, a2
         p = mi[i, L.P]
         topo[i, TP], topo[i, TQ], topo[i, TV] = p, mi[i, L.QI], mi[i, L.VI]
-        topo[i, TK] = REVOLUTE if mi[i, L.K] == J.REVOLUTE else PRISMATIC
+        topo[i, TK] = (REVOLUTE if mi[i, L.K] == J.REVOLUTE else
+                       FREE if mi[i, L.K] == J.FREE else PRISMATIC)
         Cp = C[p]
         for r in range(3):
             for c in range(3):      # R = C_p^T R0 C_i
@@ -435,5 +520,5 @@ def build_plan(mi, mc, mI, topo, geo):
                     acc += Ci[u, r] * mI[i, u, w] * Ci[w, c]
             geo[i, GI + k] = acc
         geo[i, GM] = mI[i, 3, 3]
-        geo[i, GA] = mc[i, L.ARM]
+        geo[i, GA] = mc[i, L.ARM]       # 0 on a free row (refused otherwise)
     return 0

@@ -16,6 +16,11 @@ acceleration (0, -g), no external wrench.
 - pass 3, root to leaves: A'_i = Ad_{T^-1} A_p + eta_i, qdd_i = (u_i - U_i^T A'_i) / D_i,
   A_i = A'_i + S_i qdd_i (u_i and this order of pass 3 as in Featherstone 2008, §7.3).
 
+A free root body (S a permutation, V_p = 0, so eta = 0) passes nothing on in pass 2; in
+pass 3, Kim's qdd = D^-1 (u - U^T A') with S D^-1 S^T = I^^-1 gives A = I^^-1 (S tau - B^)
+(Featherstone 2008, ch. 9, the floating base's a_0 = -I_0^A^-1 p_0^A), solved per lane by an
+LDL^T factorization of the SPD 6x6; qdd = S^T (A - A').
+
 The congruence of pass 2 uses T_{p,i} = X Tj(q) composed per state (R = R0 Rz(q), or
 p = p0 + q R0 e_z), then the block form of Ad_{T^-1}^T Pi Ad_{T^-1} with Pi = [[A, B], [B^T, C]]:
 rotate each block by R, then C'' = C', B'' = B' + [p] C', A'' = A' + [p] B'^T - B'' [p].
@@ -30,8 +35,8 @@ import numpy as np
 
 from .jit import njit
 from . import soa as KS
-from .soa import (B, TP, TK, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, WC, WS, WQ, WD,
-                  _joint_angles, _load_block, _inverse_transform, _stack_array)
+from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, WC, WS, WQ,
+                  WD, _joint_angles, _load_block, _inverse_transform, _stack_array, free_lanes)
 
 # work rows of the scratch W[(nb + 1), NW, B]; rows WC..WD (cos, sin, q, qd) as in soa.py
 WB = 0          # B^ (bias wrench, children added in pass 2) (6)
@@ -44,12 +49,18 @@ WU = 45         # U = I^ S (6)
 WDI = 51        # 1 / D
 WUF = 52        # u = tau - S^T B^
 NW = 53
+# a free root row uses rows WC..WC+5 for tau, then qdd (v's order), WU..WU+2 for the gravity
+# acceleration in its frame (``soa.free_lanes``); it has no U, D or u
+WFT = WC
+WFG = WU
 
 _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
 _stack35 = _stack_array(35)
 _stack18 = _stack_array(18)
 _stack7 = _stack_array(7)
+_stack20 = _stack_array(20)
+_stack12 = _stack_array(12)
 
 
 @njit(inline="always", **_JIT)
@@ -171,6 +182,8 @@ def _velocities(topo, geo, W):
         if topo[i, TK] == REVOLUTE:
             _velocity_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
                             ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m, True)
+        elif topo[i, TK] == FREE:
+            _free_velocity_lanes(W, O, i, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m)
         else:
             _velocity_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
                             ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m, False)
@@ -205,6 +218,35 @@ def body_inertia(geo, i, W, I):
 
 
 @njit(inline="always", **_JIT)
+def _bias(w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m):
+    """B^ = -ad*_V I V: with I V = (Ibar w + mc x v, m v - mc x w) = (ha, hl),
+    B^ = (w x ha + v x hl, w x hl)."""
+    hl0 = m * v0 - (cy * w2 - cz * w1)
+    hl1 = m * v1 - (cz * w0 - cx * w2)
+    hl2 = m * v2 - (cx * w1 - cy * w0)
+    ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
+    ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
+    ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
+    return ((w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1),
+            (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2),
+            (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0),
+            w1 * hl2 - w2 * hl1, w2 * hl0 - w0 * hl2, w0 * hl1 - w1 * hl0)
+
+
+@njit(inline="always", **_JIT)
+def _free_velocity_lanes(W, O, i, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m):
+    """Pass 1 on a free root body: V (already in rows WA, ``_load_free``), B^, eta = 0."""
+    for b in range(B):
+        w0, w1, w2 = W[i, WA, b], W[i, WA + 1, b], W[i, WA + 2, b]
+        v0, v1, v2 = W[i, WA + 3, b], W[i, WA + 4, b], W[i, WA + 5, b]
+        O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
+        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = _bias(
+            w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m)
+        for k in range(12, 18):
+            O[k, b] = 0.0
+
+
+@njit(inline="always", **_JIT)
 def _velocity_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
                     ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m, rev):
     """V_i into O rows 0..5, B^_i rows 6..11, eta_i rows 12..17 (``rev`` a constant at each
@@ -224,20 +266,9 @@ def _velocity_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px,
             v0, v1 = v0 + d * w1, v1 - d * w0
             v2 += qd
             h0, h1, h3, h4 = 0.0, 0.0, qd * w1, -qd * w0
-        # I V = (Ibar w + mc x v, m v - mc x w); B^ = (w x ha + v x hl, w x hl)
-        hl0 = m * v0 - (cy * w2 - cz * w1)
-        hl1 = m * v1 - (cz * w0 - cx * w2)
-        hl2 = m * v2 - (cx * w1 - cy * w0)
-        ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
-        ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
-        ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
         O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
-        O[6, b] = (w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1)
-        O[7, b] = (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2)
-        O[8, b] = (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0)
-        O[9, b] = w1 * hl2 - w2 * hl1
-        O[10, b] = w2 * hl0 - w0 * hl2
-        O[11, b] = w0 * hl1 - w1 * hl0
+        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = _bias(
+            w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m)
         O[12, b], O[13, b], O[14, b] = h0, h1, 0.0
         O[15, b], O[16, b], O[17, b] = h3, h4, 0.0
 
@@ -354,6 +385,8 @@ def _articulate(topo, geo, W):
         rev = topo[i, TK] == REVOLUTE
         if not touched[i]:
             body_inertia(geo, i, W, I)
+        if topo[i, TK] == FREE:     # solved in pass 3; the world takes nothing
+            continue
         Ip = inertia_tuple(geo, p)      # row 0: unused numbers
         if p == 0:
             if rev:
@@ -419,11 +452,135 @@ def _acceleration_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
         O[6, b] = qdd
 
 
+@njit(inline="always", **_JIT)
+def ldl6(m00, m10, m11, m20, m21, m22, m30, m31, m32, m33, m40, m41, m42, m43, m44,
+         m50, m51, m52, m53, m54, m55, x0, x1, x2, x3, x4, x5, s):
+    """x := M^-1 x for the SPD 6x6 M (lower triangle by rows) by M = L D L^T (Crout, unrolled,
+    so that a loop over states calling it vectorizes). A pivot d_j <= ``s`` gives NaN (the
+    caller passes 1e-14 of M's largest diagonal entry: the per-state ``spatial.invert_spd``'s
+    rule)."""
+    d0 = m00
+    i0 = 1.0 / d0 if d0 > s else np.nan
+    l10 = m10 * i0
+    l20 = m20 * i0
+    l30 = m30 * i0
+    l40 = m40 * i0
+    l50 = m50 * i0
+    t0 = l10 * d0
+    d1 = m11 - l10 * t0
+    i1 = 1.0 / d1 if d1 > s else np.nan
+    l21 = (m21 - l20 * t0) * i1
+    l31 = (m31 - l30 * t0) * i1
+    l41 = (m41 - l40 * t0) * i1
+    l51 = (m51 - l50 * t0) * i1
+    t0 = l20 * d0
+    t1 = l21 * d1
+    d2 = m22 - l20 * t0 - l21 * t1
+    i2 = 1.0 / d2 if d2 > s else np.nan
+    l32 = (m32 - l30 * t0 - l31 * t1) * i2
+    l42 = (m42 - l40 * t0 - l41 * t1) * i2
+    l52 = (m52 - l50 * t0 - l51 * t1) * i2
+    t0 = l30 * d0
+    t1 = l31 * d1
+    t2 = l32 * d2
+    d3 = m33 - l30 * t0 - l31 * t1 - l32 * t2
+    i3 = 1.0 / d3 if d3 > s else np.nan
+    l43 = (m43 - l40 * t0 - l41 * t1 - l42 * t2) * i3
+    l53 = (m53 - l50 * t0 - l51 * t1 - l52 * t2) * i3
+    t0 = l40 * d0
+    t1 = l41 * d1
+    t2 = l42 * d2
+    t3 = l43 * d3
+    d4 = m44 - l40 * t0 - l41 * t1 - l42 * t2 - l43 * t3
+    i4 = 1.0 / d4 if d4 > s else np.nan
+    l54 = (m54 - l50 * t0 - l51 * t1 - l52 * t2 - l53 * t3) * i4
+    t0 = l50 * d0
+    t1 = l51 * d1
+    t2 = l52 * d2
+    t3 = l53 * d3
+    t4 = l54 * d4
+    d5 = m55 - l50 * t0 - l51 * t1 - l52 * t2 - l53 * t3 - l54 * t4
+    i5 = 1.0 / d5 if d5 > s else np.nan
+    x1 = x1 - l10 * x0
+    x2 = x2 - l20 * x0 - l21 * x1
+    x3 = x3 - l30 * x0 - l31 * x1 - l32 * x2
+    x4 = x4 - l40 * x0 - l41 * x1 - l42 * x2 - l43 * x3
+    x5 = x5 - l50 * x0 - l51 * x1 - l52 * x2 - l53 * x3 - l54 * x4
+    x0 *= i0
+    x1 *= i1
+    x2 *= i2
+    x3 *= i3
+    x4 *= i4
+    x5 *= i5
+    x4 = x4 - l54 * x5
+    x3 = x3 - l43 * x4 - l53 * x5
+    x2 = x2 - l32 * x3 - l42 * x4 - l52 * x5
+    x1 = x1 - l21 * x2 - l31 * x3 - l41 * x4 - l51 * x5
+    x0 = x0 - l10 * x1 - l20 * x2 - l30 * x3 - l40 * x4 - l50 * x5
+    return x0, x1, x2, x3, x4, x5
+
+
+@njit(inline="always", **_JIT)
+def _free_acceleration(W, O, i):
+    """Pass 3 on a free root body, every state: A = I^^-1 (S tau - B^) (``ldl6``), then
+    qdd = S^T (A - (0, g_b)) into rows WFT (through the stack array O, 12 rows: see
+    ``soa._stack_array``). A singular I^ gives NaN, which the caller's status reports (the
+    per-state rerun names the joint)."""
+    for b in range(B):
+        axx, ayy, azz = W[i, WI, b], W[i, WI + 1, b], W[i, WI + 2, b]
+        axy, axz, ayz = W[i, WI + 3, b], W[i, WI + 4, b], W[i, WI + 5, b]
+        b00, b01, b02 = W[i, WI + 6, b], W[i, WI + 7, b], W[i, WI + 8, b]
+        b10, b11, b12 = W[i, WI + 9, b], W[i, WI + 10, b], W[i, WI + 11, b]
+        b20, b21, b22 = W[i, WI + 12, b], W[i, WI + 13, b], W[i, WI + 14, b]
+        cxx, cyy, czz = W[i, WI + 15, b], W[i, WI + 16, b], W[i, WI + 17, b]
+        cxy, cxz, cyz = W[i, WI + 18, b], W[i, WI + 19, b], W[i, WI + 20, b]
+        s = 1e-14 * max(axx, ayy, azz, cxx, cyy, czz)
+        # S tau - B^ (tau in v's order: force, then moment)
+        x0 = W[i, WFT + 3, b] - W[i, WB, b]
+        x1 = W[i, WFT + 4, b] - W[i, WB + 1, b]
+        x2 = W[i, WFT + 5, b] - W[i, WB + 2, b]
+        x3 = W[i, WFT, b] - W[i, WB + 3, b]
+        x4 = W[i, WFT + 1, b] - W[i, WB + 4, b]
+        x5 = W[i, WFT + 2, b] - W[i, WB + 5, b]
+        # I^ = [[A, B], [B^T, C]]: rows 3-5 of its lower triangle are B^T's rows, then C's
+        x0, x1, x2, x3, x4, x5 = ldl6(
+            axx, axy, ayy, axz, ayz, azz, b00, b10, b20, cxx, b01, b11, b21, cxy, cyy,
+            b02, b12, b22, cxz, cyz, czz, x0, x1, x2, x3, x4, x5, s)
+        O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = x0, x1, x2, x3, x4, x5
+        O[6, b] = x3 - W[i, WFG, b]
+        O[7, b] = x4 - W[i, WFG + 1, b]
+        O[8, b] = x5 - W[i, WFG + 2, b]
+        O[9, b], O[10, b], O[11, b] = x0, x1, x2
+    for k in range(6):
+        for b in range(B):
+            W[i, WA + k, b] = O[k, b]
+            W[i, WFT + k, b] = O[6 + k, b]
+
+
+@njit(**_JIT)
+def _load_free(Q, V, TAU, topo, geo, W, chk, b0, nl):
+    """The free root rows' twist V = S v (rows WA), S tau (rows WFT, v's order kept) and
+    gravity acceleration in the body frame (rows WFG), from ``soa.free_lanes``."""
+    Z = _stack20()
+    for i in range(1, topo.shape[0]):
+        if topo[i, TK] != FREE:
+            continue
+        free_lanes(Q, V, TAU, geo, Z, i, topo[i, TQ], topo[i, TV], chk, b0, nl)
+        for b in range(B):
+            for k in range(6):
+                W[i, WA + k, b] = Z[k, b]
+            for k in range(3):      # back to v's order (force, moment) for the pass-3 reads
+                W[i, WFT + k, b] = Z[9 + k, b]
+                W[i, WFT + 3 + k, b] = Z[6 + k, b]
+                W[i, WFG + k, b] = Z[12 + k, b]
+
+
 @njit(**_JIT)
 def _accelerations(topo, geo, W, ACC, chk, b0, nl):
     """Pass 3, root first from A_0 = (0, -g); qdd into ACC rows b0..b0+nl-1."""
     nb = topo.shape[0] - 1
     O = _stack7()
+    F = _stack12()
     for b in range(B):
         for k in range(3):
             W[0, WA + k, b] = 0.0
@@ -434,6 +591,9 @@ def _accelerations(topo, geo, W, ACC, chk, b0, nl):
         r10, r11, r12 = geo[i, GR + 3], geo[i, GR + 4], geo[i, GR + 5]
         r20, r21, r22 = geo[i, GR + 6], geo[i, GR + 7], geo[i, GR + 8]
         px, py, pz = geo[i, GP], geo[i, GP + 1], geo[i, GP + 2]
+        if topo[i, TK] == FREE:
+            _free_acceleration(W, F, i)
+            continue
         if topo[i, TK] == REVOLUTE:
             _acceleration_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22,
                                 px, py, pz, True)
@@ -447,6 +607,13 @@ def _accelerations(topo, geo, W, ACC, chk, b0, nl):
             W[i, WQDD, b] = O[6, b]
     for i in range(1, nb + 1):
         jv = topo[i, TV]
+        if topo[i, TK] == FREE:
+            for b in range(nl):
+                for k in range(6):
+                    x = W[i, WFT + k, b]
+                    ACC[b0 + b, jv + k] = x
+                    chk[b] += x * 0.0
+            continue
         for b in range(nl):
             x = W[i, WQDD, b]
             ACC[b0 + b, jv] = x
@@ -464,6 +631,7 @@ def aba_soa(topo, geo, Q, V, TAU, ACC, status, blk_lo, blk_hi):
         b0 = blk * B
         nl = min(B, N - b0)
         _load_block(Q, V, TAU, topo, W, chk, b0, nl)
+        _load_free(Q, V, TAU, topo, geo, W, chk, b0, nl)
         _joint_angles(topo, W)
         _velocities(topo, geo, W)
         _articulate(topo, geo, W)

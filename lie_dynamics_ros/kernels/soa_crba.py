@@ -11,6 +11,12 @@ the state index innermost, for the models and plan of ``kernels/soa.py``.
   armature_i; then F is carried to each ancestor j's parent frame by Ad*_{T^-1}
   (``soa_aba.force_to_parent``) and M_ji = M_ij = S_j^T F.
 
+A free root body (S a permutation, v = (v_lin, w) in its own frame) has its composite
+inertia's 6x6 as its block of M, permuted: [[m 1, [h]^T], [h], Ibar]], and S^T F = (f, n) as
+its six rows of each descendant's column; its q does not enter M (every body is in the root
+frame), but a non-finite q or a quaternion off unit norm marks the row, as the per-state
+path refuses it.
+
 As the per-state ``kernels/dynamics.crba``: full and symmetric, the armature on the diagonal.
 Compiled with ``fastmath={'contract'}`` only; a row's status is 1 when q or a diagonal entry is
 not finite. The cache key covers the kernel files imported (kernels/jit.py), so edits of soa.py and
@@ -19,7 +25,7 @@ soa_aba.py recompile this file.
 import numpy as np
 
 from .jit import njit
-from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, WQ, _joint_angles,
+from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, FREE, WQ, _joint_angles,
                   _stack_array)
 from .soa_aba import NW, WI, rot_sym, force_to_parent, joint_frame
 
@@ -40,6 +46,14 @@ def _load_q(Q, topo, W, chk, b0, nl):
         chk[b] = 0.0
     for i in range(1, nb + 1):
         jq = topo[i, TQ]
+        if topo[i, TK] == FREE:     # only checked (``joint_kinematics._unit_quat``'s rule)
+            for b in range(nl):
+                r = b0 + b
+                x, y, z, w = Q[r, jq + 3], Q[r, jq + 4], Q[r, jq + 5], Q[r, jq + 6]
+                n = np.sqrt(x * x + y * y + z * z + w * w)
+                c = Q[r, jq] * 0.0 + Q[r, jq + 1] * 0.0 + Q[r, jq + 2] * 0.0
+                chk[b] += c if abs(n - 1.0) < 1e-6 else np.nan
+            continue
         for b in range(nl):
             x = Q[b0 + b, jq]
             W[i, WQ, b] = x
@@ -149,6 +163,32 @@ def _carry_lanes(W, F, G, j, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py
             F[0, b], F[1, b], F[2, b], F[3, b], F[4, b], F[5, b])
 
 
+@njit(inline="always", **_JIT)
+def _free_block(W, MW, i, vi):
+    """S^T Ic S of a free root body i, v = (v_lin, w): [[m 1, [h]^T], [[h], Ibar]]."""
+    for b in range(B):
+        ixx, iyy, izz = W[i, WI, b], W[i, WI + 1, b], W[i, WI + 2, b]
+        ixy, ixz, iyz = W[i, WI + 3, b], W[i, WI + 4, b], W[i, WI + 5, b]
+        hx, hy, hz, m = W[i, WI + 6, b], W[i, WI + 7, b], W[i, WI + 8, b], W[i, WI + 9, b]
+        for r in range(3):
+            for c in range(3):
+                MW[vi + r, vi + c, b] = m if r == c else 0.0
+        # [h] (angular rows, linear columns) and its transpose
+        MW[vi + 3, vi, b] = MW[vi, vi + 3, b] = 0.0
+        MW[vi + 4, vi + 1, b] = MW[vi + 1, vi + 4, b] = 0.0
+        MW[vi + 5, vi + 2, b] = MW[vi + 2, vi + 5, b] = 0.0
+        MW[vi + 3, vi + 1, b] = MW[vi + 1, vi + 3, b] = -hz
+        MW[vi + 3, vi + 2, b] = MW[vi + 2, vi + 3, b] = hy
+        MW[vi + 4, vi, b] = MW[vi, vi + 4, b] = hz
+        MW[vi + 4, vi + 2, b] = MW[vi + 2, vi + 4, b] = -hx
+        MW[vi + 5, vi, b] = MW[vi, vi + 5, b] = -hy
+        MW[vi + 5, vi + 1, b] = MW[vi + 1, vi + 5, b] = hx
+        MW[vi + 3, vi + 3, b], MW[vi + 4, vi + 4, b], MW[vi + 5, vi + 5, b] = ixx, iyy, izz
+        MW[vi + 3, vi + 4, b] = MW[vi + 4, vi + 3, b] = ixy
+        MW[vi + 3, vi + 5, b] = MW[vi + 5, vi + 3, b] = ixz
+        MW[vi + 4, vi + 5, b] = MW[vi + 5, vi + 4, b] = iyz
+
+
 @njit(**_JIT)
 def _columns(topo, geo, W, MW):
     """MW[r, c, lane] = M_rc: column v_i and its mirror row for each body i."""
@@ -157,6 +197,9 @@ def _columns(topo, geo, W, MW):
     G = _stack6()
     for i in range(1, nb + 1):
         vi = topo[i, TV]
+        if topo[i, TK] == FREE:     # its parent is the world: its block only
+            _free_block(W, MW, i, vi)
+            continue
         rev = topo[i, TK] == REVOLUTE
         # F = Ic S_i, a column of [[Ibar, [h]], [[h]^T, m 1]]: column 2 (revolute) is
         # (ixz, iyz, izz, -hy, hx, 0), column 5 (prismatic) (hy, -hx, 0, 0, 0, m)
@@ -188,6 +231,13 @@ def _columns(topo, geo, W, MW):
                     F[k, b] = G[k, b]
             j = topo[j, TP]
             vj = topo[j, TV]
+            if topo[j, TK] == FREE:     # S^T F = (f, n), the root's six rows
+                for k in range(3):
+                    for b in range(B):
+                        x, y = F[3 + k, b], F[k, b]
+                        MW[vj + k, vi, b] = MW[vi, vj + k, b] = x
+                        MW[vj + 3 + k, vi, b] = MW[vi, vj + 3 + k, b] = y
+                continue
             u = 2 if topo[j, TK] == REVOLUTE else 5
             for b in range(B):
                 x = F[u, b]
