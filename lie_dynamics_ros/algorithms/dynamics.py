@@ -24,6 +24,8 @@ class _TreeRneaReady:
 
 
 _tree_rnea = _TreeRneaReady()
+# module-level names: a global read instead of an attribute read per call
+_tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gravity, np.empty
 
 
 # The public calls first try the compiled entry of kernels/plan.py with the arguments as given:
@@ -40,16 +42,16 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
-    if q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None:
+    if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
         T = tree_plan(model)
         if T is not None:
             if not _tree_rnea.inverse_dynamics:
                 I.compile_entry("inverse_dynamics", KR.SIGNATURES, _tree_rnea)
             if data is not None:
                 data_for(model, data)
-            tau = np.empty(model.nv)
+            tau = _empty(model.nv)
             try:
-                if KR.inverse_dynamics(T, q, v, a, tau) == 0:
+                if _tree_id(T, q, v, a, tau) == 0:
                     return tau
             except TypeError:
                 pass
@@ -112,9 +114,9 @@ def gravity_torques(model, q, data=None):
                 I.compile_entry("gravity", KR.SIGNATURES, _tree_rnea)
             if data is not None:
                 data_for(model, data)
-            tau = np.empty(model.nv)
+            tau = _empty(model.nv)
             try:
-                if KR.gravity(T, q, tau) == 0:
+                if _tree_g(T, q, tau) == 0:
                     return tau
             except TypeError:
                 pass
@@ -146,9 +148,9 @@ def nonlinear_effects(model, q, v, data=None):
                 I.compile_entry("nonlinear", KR.SIGNATURES, _tree_rnea)
             if data is not None:
                 data_for(model, data)
-            tau = np.empty(model.nv)
+            tau = _empty(model.nv)
             try:
-                if KR.nonlinear(T, q, v, tau) == 0:
+                if _tree_nle(T, q, v, tau) == 0:
                     return tau
             except TypeError:
                 pass

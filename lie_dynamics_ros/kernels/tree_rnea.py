@@ -69,6 +69,19 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         W[0, SA + k] = 0.0
     for k in range(3):
         W[0, SA + 3 + k] = -P[0, GX + k]
+    # cos and sin first: independent of each other, they overlap instead of lengthening the
+    # recursion's chain of dependent operations
+    for i in range(1, nb + 1):
+        if P[i, TOPO + TK] == REVOLUTE:
+            x = q[int(P[i, TOPO + TQ])]
+            if abs(x) <= BIG_ANGLE:
+                s, c = _sincos(x)
+            else:           # and NaN: libm beyond the polynomial's argument reduction
+                s, c = math.sin(x), math.cos(x)
+            W[i, SC], W[i, SS] = c, s
+    # the parent's twist and acceleration: in registers along a chain (parent i - 1)
+    pw0 = pw1 = pw2 = pv0 = pv1 = pv2 = pe0 = pe1 = pe2 = 0.0
+    pf0, pf1, pf2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
     for i in range(1, nb + 1):
         g = P[i]
         p = int(g[TOPO + TP])
@@ -80,34 +93,36 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         x = q[jq]
         qd = v[jv] if use_v else 0.0
         qdd = a[jv] if use_a else 0.0
-        Wp = W[p]
+        if p != i - 1:
+            Wp = W[p]
+            pe0, pe1, pe2, pf0, pf1, pf2 = (Wp[SA], Wp[SA + 1], Wp[SA + 2], Wp[SA + 3],
+                                            Wp[SA + 4], Wp[SA + 5])
+            if use_v:
+                pw0, pw1, pw2, pv0, pv1, pv2 = (Wp[SV], Wp[SV + 1], Wp[SV + 2], Wp[SV + 3],
+                                                Wp[SV + 4], Wp[SV + 5])
         # Ad_{X^-1} of the parent's twist and acceleration (Kim 2012, eq. 37): R^T w,
         # R^T (v + w x p)
-        e0, e1, e2 = Wp[SA], Wp[SA + 1], Wp[SA + 2]
-        u0 = Wp[SA + 3] + (e1 * pz - e2 * py)
-        u1 = Wp[SA + 4] + (e2 * px - e0 * pz)
-        u2 = Wp[SA + 5] + (e0 * py - e1 * px)
+        e0, e1, e2 = pe0, pe1, pe2
+        u0 = pf0 + (e1 * pz - e2 * py)
+        u1 = pf1 + (e2 * px - e0 * pz)
+        u2 = pf2 + (e0 * py - e1 * px)
         e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
                       r02 * e0 + r12 * e1 + r22 * e2)
         f0, f1, f2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
                       r02 * u0 + r12 * u1 + r22 * u2)
         w0 = w1 = w2 = v0 = v1 = v2 = 0.0
         if use_v:
-            w0, w1, w2 = Wp[SV], Wp[SV + 1], Wp[SV + 2]
-            u0 = Wp[SV + 3] + (w1 * pz - w2 * py)
-            u1 = Wp[SV + 4] + (w2 * px - w0 * pz)
-            u2 = Wp[SV + 5] + (w0 * py - w1 * px)
+            w0, w1, w2 = pw0, pw1, pw2
+            u0 = pv0 + (w1 * pz - w2 * py)
+            u1 = pv1 + (w2 * px - w0 * pz)
+            u2 = pv2 + (w0 * py - w1 * px)
             w0, w1, w2 = (r00 * w0 + r10 * w1 + r20 * w2, r01 * w0 + r11 * w1 + r21 * w2,
                           r02 * w0 + r12 * w1 + r22 * w2)
             v0, v1, v2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
                           r02 * u0 + r12 * u1 + r22 * u2)
         # then Tj^-1, and V_i += S qd, A_i += S qdd + ad(V_i) S qd (Kim 2012, eqs. 37-38)
         if rev:
-            if abs(x) <= BIG_ANGLE:
-                s, c = _sincos(x)
-            else:                   # and NaN: libm beyond the polynomial's reduction
-                s, c = math.sin(x), math.cos(x)
-            W[i, SC], W[i, SS] = c, s
+            c, s = W[i, SC], W[i, SS]
             e0, e1 = c * e0 + s * e1, c * e1 - s * e0
             f0, f1 = c * f0 + s * f1, c * f1 - s * f0
             if use_v:
@@ -131,6 +146,7 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
                 f2 += qdd
         Wi = W[i]
         Wi[SA], Wi[SA + 1], Wi[SA + 2], Wi[SA + 3], Wi[SA + 4], Wi[SA + 5] = e0, e1, e2, f0, f1, f2
+        pe0, pe1, pe2, pf0, pf1, pf2 = e0, e1, e2, f0, f1, f2
         # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w); F = I A + (w x h_a + v x h_l, w x h_l)
         ixx, iyy, izz, ixy, ixz, iyz = g[GI], g[GI + 1], g[GI + 2], g[GI + 3], g[GI + 4], g[GI + 5]
         cx, cy, cz, m = g[GC], g[GC + 1], g[GC + 2], g[GM]
@@ -143,6 +159,7 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         if use_v:
             Wi[SV], Wi[SV + 1], Wi[SV + 2], Wi[SV + 3], Wi[SV + 4], Wi[SV + 5] = \
                 w0, w1, w2, v0, v1, v2
+            pw0, pw1, pw2, pv0, pv1, pv2 = w0, w1, w2, v0, v1, v2
             hl0 = m * v0 - (cy * w2 - cz * w1)
             hl1 = m * v1 - (cz * w0 - cx * w2)
             hl2 = m * v2 - (cx * w1 - cy * w0)
@@ -157,8 +174,10 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
             l2 += w0 * hl1 - w1 * hl0
         Wi[SF], Wi[SF + 1], Wi[SF + 2], Wi[SF + 3], Wi[SF + 4], Wi[SF + 5] = n0, n1, n2, l0, l1, l2
     # children first: tau_i = S_i^T F_i + armature qdd_i, F_p += Ad*_{T^-1} F_i (a root body
-    # adds into row 0, which nobody reads)
+    # adds into row 0, which nobody reads); along a chain the sum stays in registers (k)
     bad = 0.0
+    to = -1
+    k0 = k1 = k2 = k3 = k4 = k5 = 0.0
     for i in range(nb, 0, -1):
         g = P[i]
         Wi = W[i]
@@ -166,6 +185,8 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         jv = int(g[TOPO + TV])
         n0, n1, n2 = Wi[SF], Wi[SF + 1], Wi[SF + 2]
         f0, f1, f2 = Wi[SF + 3], Wi[SF + 4], Wi[SF + 5]
+        if to == i:
+            n0, n1, n2, f0, f1, f2 = n0 + k0, n1 + k1, n2 + k2, f0 + k3, f1 + k4, f2 + k5
         if g[TOPO + TK] == REVOLUTE:        # tau = S^T F; then Rz(q) on both parts
             t = n2
             c, s = Wi[SC], Wi[SS]
@@ -186,13 +207,21 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         g0 = r00 * f0 + r01 * f1 + r02 * f2
         g1 = r10 * f0 + r11 * f1 + r12 * f2
         g2 = r20 * f0 + r21 * f1 + r22 * f2
-        Wp = W[p]
-        Wp[SF] += r00 * n0 + r01 * n1 + r02 * n2 + (py * g2 - pz * g1)
-        Wp[SF + 1] += r10 * n0 + r11 * n1 + r12 * n2 + (pz * g0 - px * g2)
-        Wp[SF + 2] += r20 * n0 + r21 * n1 + r22 * n2 + (px * g1 - py * g0)
-        Wp[SF + 3] += g0
-        Wp[SF + 4] += g1
-        Wp[SF + 5] += g2
+        k0 = r00 * n0 + r01 * n1 + r02 * n2 + (py * g2 - pz * g1)
+        k1 = r10 * n0 + r11 * n1 + r12 * n2 + (pz * g0 - px * g2)
+        k2 = r20 * n0 + r21 * n1 + r22 * n2 + (px * g1 - py * g0)
+        k3, k4, k5 = g0, g1, g2
+        if p == i - 1:
+            to = p
+        else:
+            to = -1
+            Wp = W[p]
+            Wp[SF] += k0
+            Wp[SF + 1] += k1
+            Wp[SF + 2] += k2
+            Wp[SF + 3] += k3
+            Wp[SF + 4] += k4
+            Wp[SF + 5] += k5
     if bad == 0.0:
         return OK
     if not _finite(q) or (use_v and not _finite(v)) or (use_a and not _finite(a)):
