@@ -6,9 +6,11 @@ It is the one-state twin of ``kernels/soa.py``'s RNEA (same formulas, scalars in
 each body frame is turned so that its joint axis is z, so T_{p,i} = X_i Tj(q_i) with X_i
 constant and Tj a rotation about z (cos, sin) or a translation along z, S_i a unit column
 (Featherstone 2008, Table 4.1) and the inertia 10 numbers. Per body, the forward pass is two
-inverse transforms (twist, acceleration), the joint's rotation and the rigid-body wrench
-F_i = I A_i + V_i x* (I V_i) (Kim 2012, eq. 42); the backward pass is tau_i = S_i^T F_i +
-armature qdd_i and one transform of F_i to the parent.
+inverse transforms by T_{p,i} (twist, acceleration; a revolute joint's rotation R Rz(q) is
+composed first, apart from the recursion's chain of dependent operations), the joint's terms
+and the rigid-body wrench F_i = I A_i + V_i x* (I V_i) (Kim 2012, eq. 42); the backward pass is
+tau_i = S_i^T F_i + armature qdd_i and one transform of F_i to the parent. Along a chain
+(parent i - 1) the parent's values pass in registers, not through the scratch.
 
 Entries (each returns a status of ``layout``): ``inverse_dynamics(P, q, v, a, tau)``,
 ``nonlinear(P, q, v, tau)`` (a = 0) and ``gravity(P, q, tau)`` (v = a = 0): one inlined body,
@@ -27,8 +29,7 @@ from numba import types
 
 from .jit import JIT, njit
 from .layout import OK, NONFINITE, OVERFLOW, BAD_SIZE
-from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, NG, REVOLUTE, BIG_ANGLE,
-                  _sincos)
+from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, BIG_ANGLE, _sincos)
 from .tree import TOPO, NP, MAX_BODIES, stack_matrix
 
 _JIT = dict(JIT, fastmath={"contract"})
@@ -39,13 +40,15 @@ SA = 6      # acceleration (6)
 SF = 12     # wrench (moment, force) (6): the body's own, then its subtree's
 SC = 18     # cos q_i
 SS = 19     # sin q_i
-NS = 20
+SR = 20     # R Rz(q_i) of a revolute joint, row-major (9)
+NS = 29
 
 _scratch = stack_matrix(MAX_BODIES, NS)
 
 
 @njit(inline="always", **_JIT)
 def _finite(x):
+    """No NaN or Inf in the vector x."""
     s = 0.0
     for k in range(x.shape[0]):
         s += x[k] * 0.0
@@ -90,6 +93,14 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         r00, r01, r02, r10, r11, r12 = g[GR], g[GR + 1], g[GR + 2], g[GR + 3], g[GR + 4], g[GR + 5]
         r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
         px, py, pz = g[GP], g[GP + 1], g[GP + 2]
+        Wi = W[i]
+        if rev:     # T_{p,i} = (R Rz(q), p): one rotation (off the chain of dependent operations)
+            c, s = Wi[SC], Wi[SS]
+            r00, r01 = c * r00 + s * r01, c * r01 - s * r00
+            r10, r11 = c * r10 + s * r11, c * r11 - s * r10
+            r20, r21 = c * r20 + s * r21, c * r21 - s * r20
+            Wi[SR], Wi[SR + 1], Wi[SR + 2], Wi[SR + 3], Wi[SR + 4] = r00, r01, r02, r10, r11
+            Wi[SR + 5], Wi[SR + 6], Wi[SR + 7], Wi[SR + 8] = r12, r20, r21, r22
         x = q[jq]
         qd = v[jv] if use_v else 0.0
         qdd = a[jv] if use_a else 0.0
@@ -122,12 +133,7 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
                           r02 * u0 + r12 * u1 + r22 * u2)
         # then Tj^-1, and V_i += S qd, A_i += S qdd + ad(V_i) S qd (Kim 2012, eqs. 37-38)
         if rev:
-            c, s = W[i, SC], W[i, SS]
-            e0, e1 = c * e0 + s * e1, c * e1 - s * e0
-            f0, f1 = c * f0 + s * f1, c * f1 - s * f0
             if use_v:
-                w0, w1 = c * w0 + s * w1, c * w1 - s * w0
-                v0, v1 = c * v0 + s * v1, c * v1 - s * v0
                 w2 += qd
                 e0 += qd * w1
                 e1 -= qd * w0
@@ -144,7 +150,6 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
                 f1 -= qd * w0
             if use_a:
                 f2 += qdd
-        Wi = W[i]
         Wi[SA], Wi[SA + 1], Wi[SA + 2], Wi[SA + 3], Wi[SA + 4], Wi[SA + 5] = e0, e1, e2, f0, f1, f2
         pe0, pe1, pe2, pf0, pf1, pf2 = e0, e1, e2, f0, f1, f2
         # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w); F = I A + (w x h_a + v x h_l, w x h_l)
@@ -187,22 +192,23 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         f0, f1, f2 = Wi[SF + 3], Wi[SF + 4], Wi[SF + 5]
         if to == i:
             n0, n1, n2, f0, f1, f2 = n0 + k0, n1 + k1, n2 + k2, f0 + k3, f1 + k4, f2 + k5
-        if g[TOPO + TK] == REVOLUTE:        # tau = S^T F; then Rz(q) on both parts
+        if g[TOPO + TK] == REVOLUTE:        # tau = S^T F; R Rz(q) below
             t = n2
-            c, s = Wi[SC], Wi[SS]
-            n0, n1 = c * n0 - s * n1, s * n0 + c * n1
-            f0, f1 = c * f0 - s * f1, s * f0 + c * f1
-        else:                               # or n + (q e_z) x f
+            r00, r01, r02, r10, r11, r12 = (Wi[SR], Wi[SR + 1], Wi[SR + 2], Wi[SR + 3],
+                                            Wi[SR + 4], Wi[SR + 5])
+            r20, r21, r22 = Wi[SR + 6], Wi[SR + 7], Wi[SR + 8]
+        else:                               # or n + (q e_z) x f, then R
             t = f2
             d = q[int(g[TOPO + TQ])]
             n0, n1 = n0 - d * f1, n1 + d * f0
+            r00, r01, r02 = g[GR], g[GR + 1], g[GR + 2]
+            r10, r11, r12 = g[GR + 3], g[GR + 4], g[GR + 5]
+            r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
         if use_a:
             t += g[GA] * a[jv]
         tau[jv] = t
         bad += t * 0.0
-        # then the constant transform: f' = R f, n' = R n + p x f'
-        r00, r01, r02, r10, r11, r12 = g[GR], g[GR + 1], g[GR + 2], g[GR + 3], g[GR + 4], g[GR + 5]
-        r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
+        # then the rotation and the translation: f' = R f, n' = R n + p x f'
         px, py, pz = g[GP], g[GP + 1], g[GP + 2]
         g0 = r00 * f0 + r01 * f1 + r02 * f2
         g1 = r10 * f0 + r11 * f1 + r12 * f2
