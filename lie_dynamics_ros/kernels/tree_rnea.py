@@ -17,7 +17,9 @@ Entries (each returns a status of ``layout``): ``inverse_dynamics(P, q, v, a, ta
 the zero terms removed at compile time. Inputs of the wrong length give BAD_SIZE before any
 read; a non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW,
 as the general kernels do (NaN and Inf reach tau through the IEEE arithmetic; the inputs are
-scanned only then). Scratch lives on the stack (no allocation, no shared state).
+scanned only then). Scratch lives on the stack (no allocation, no shared state), and the
+arguments are read through views without reference counts (kernels/views.py: 10 atomic
+counts fewer per call, 30 ns).
 
 Compiled with ``fastmath={'contract'}`` as the SoA kernels: a multiply and an add may fuse into
 one FMA (one rounding instead of two; 10% faster here); nothing else of IEEE arithmetic is
@@ -33,6 +35,7 @@ from .jit import JIT, njit
 from .layout import OK, NONFINITE, OVERFLOW, BAD_SIZE
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, BIG_ANGLE, _sincos)
 from .tree import TOPO, NP, MAX_BODIES, stack_matrix
+from .views import bare
 
 _JIT = dict(JIT, fastmath={"contract"}, nogil=False)
 
@@ -240,19 +243,21 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
 @njit(**_JIT)
 def inverse_dynamics(P, q, v, a, tau):
     """tau = M(q) a + C(q, v) v + g(q) on the plan P; returns a status code."""
-    return _rnea(P, q, v, a, tau, True, True)
+    return _rnea(bare(P), bare(q), bare(v), bare(a), bare(tau), True, True)
 
 
 @njit(**_JIT)
 def nonlinear(P, q, v, tau):
     """tau = C(q, v) v + g(q) on the plan P; returns a status code."""
-    return _rnea(P, q, v, v, tau, True, False)
+    v = bare(v)
+    return _rnea(bare(P), bare(q), v, v, bare(tau), True, False)
 
 
 @njit(**_JIT)
 def gravity(P, q, tau):
     """tau = g(q) on the plan P; returns a status code."""
-    return _rnea(P, q, q, q, tau, False, False)
+    q = bare(q)
+    return _rnea(bare(P), q, q, q, bare(tau), False, False)
 
 
 _VEC = types.Array(types.float64, 1, "C")
