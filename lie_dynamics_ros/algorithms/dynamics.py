@@ -46,7 +46,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
         T = tree_plan(model)
         if T is not None:
             if not _tree_rnea.inverse_dynamics:
-                I.compile_entry("inverse_dynamics", KR.SIGNATURES, _tree_rnea)
+                _compile_tree_entry("inverse_dynamics")
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
@@ -111,7 +111,7 @@ def gravity_torques(model, q, data=None):
         T = tree_plan(model)
         if T is not None:
             if not _tree_rnea.gravity:
-                I.compile_entry("gravity", KR.SIGNATURES, _tree_rnea)
+                _compile_tree_entry("gravity")
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
@@ -145,7 +145,7 @@ def nonlinear_effects(model, q, v, data=None):
         T = tree_plan(model)
         if T is not None:
             if not _tree_rnea.nonlinear:
-                I.compile_entry("nonlinear", KR.SIGNATURES, _tree_rnea)
+                _compile_tree_entry("nonlinear")
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
@@ -172,13 +172,21 @@ def nonlinear_effects(model, q, v, data=None):
     return _rnea(model, d, q, v, d.zero_v, entry="nonlinear")
 
 
+def _compile_tree_entry(name):
+    """The tree entry ``name`` of kernels/tree_rnea.py and, as before it, kernels/plan.py's
+    inverse_dynamics, which the models that tree_plan does not serve take (so that a warm-up
+    on a served model, ldr_precompile's arm7, still compiles both)."""
+    I.compile_entry("inverse_dynamics")
+    I.compile_entry(name, KR.SIGNATURES, _tree_rnea)
+
+
 def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
     """The RNEA kernel on validated vectors and this Data: the tree entry ``entry`` of
     kernels/tree_rnea.py (v or a unused by "nonlinear" and "gravity") where the model is served
     and f_ext is None, else (and for the error of a bad status) the general kernel."""
     T = tree_plan(model) if f_ext is None else None
     if T is not None:
-        I.compile_entry(entry, KR.SIGNATURES, _tree_rnea)
+        _compile_tree_entry(entry)
         tau = np.empty(model.nv)
         args = (q,) if entry == "gravity" else (q, v) if entry == "nonlinear" else (q, v, a)
         args = [x if x.flags.writeable else x.copy() for x in args]    # the entry's signature
