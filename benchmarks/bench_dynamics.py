@@ -9,6 +9,7 @@ arms (floating base, nv = 45) from example-robot-data it times
     mass_matrix       vs pin.crba
     hybrid_dynamics   (no Pinocchio equivalent: ours only)
     gravity_torques   vs pin.computeGeneralizedGravity
+    nonlinear_effects vs pin.nonLinearEffects
     1000 states       ours batched (N, nq) call vs pin.rneaInParallel / pin.abaInParallel at
                       their best thread count (1..cores), per state
 
@@ -153,6 +154,7 @@ def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
         "mass_matrix": lambda: ldr.mass_matrix(model, q),
         "hybrid_dynamics": lambda: ldr.hybrid_dynamics(model, q, v, a, tau, prescribed),
         "gravity_torques": lambda: ldr.gravity_torques(model, q),
+        "nonlinear_effects": lambda: ldr.nonlinear_effects(model, q, v),
     }
     theirs = {}
     check = {}
@@ -168,6 +170,7 @@ def bench_robot(label, path, floating_base, repeat, target_s, seed=0):
             "forward_dynamics": ("pin.aba", lambda: pin.aba(pm, pd, qp, vp, taup)),
             "mass_matrix": ("pin.crba", lambda: pin.crba(pm, pd, qp)),
             "gravity_torques": ("pin.computeGeneralizedGravity", lambda: pin.computeGeneralizedGravity(pm, pd, qp)),
+            "nonlinear_effects": ("pin.nonLinearEffects", lambda: pin.nonLinearEffects(pm, pd, qp, vp)),
         }
         # sanity: the timed calls compute the same thing
         check["inverse_dynamics"] = np.abs(mp.tau_from_pin(taup, q) - tau).max()

@@ -36,7 +36,8 @@ from .algorithms.contacts import contact_dynamics, contact_jacobian, impulse_dyn
 from .algorithms.derivatives import (forward_dynamics_derivatives,
                                      hybrid_dynamics_derivatives, inverse_dynamics_derivatives)
 from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques,
-                                  hybrid_dynamics, inverse_dynamics, mass_matrix)
+                                  hybrid_dynamics, inverse_dynamics, mass_matrix,
+                                  nonlinear_effects)
 from .algorithms.geometry import christoffel_symbols
 from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_energy,
                                     potential_energy)
@@ -66,7 +67,7 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.contacts", "lie_dynamics_ros.kernels.inverse_mass",
                   "lie_dynamics_ros.kernels.centroidal_plan",
                   "lie_dynamics_ros.kernels.se3_public", "lie_dynamics_ros.kernels.tree_aba",
-                  "lie_dynamics_ros.kernels.tree_crba")
+                  "lie_dynamics_ros.kernels.tree_crba", "lie_dynamics_ros.kernels.tree_rnea")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
@@ -127,6 +128,7 @@ def warm_up(model, integrators=("semi_implicit",)):
     mass_matrix(model, q)
     coriolis_matrix(model, q, z)
     gravity_torques(model, q)
+    nonlinear_effects(model, q, z)
     hybrid_dynamics(model, q, z, z, z, np.zeros(model.nv, dtype=bool))
     for method in integrators:
         make_stepper(model, method)(q, z, 1e-3, tau=z)

@@ -11,6 +11,7 @@ from ..kernels import layout as L
 from ..kernels import plan as P
 from ..kernels import tree_aba as TA
 from ..kernels import tree_crba as TC
+from ..kernels import tree_rnea as KR
 from . import batch, batch_soa, batch_soa_aba, batch_soa_crba
 from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
@@ -19,11 +20,23 @@ from .tree_plan import tree_plan
 _ND = np.ndarray
 
 
+class _TreeRneaReady:
+    """Which entries of kernels/tree_rnea.py are compiled and closed (``I.compile_entry``)."""
+    inverse_dynamics = nonlinear = gravity = False
+
+
+_tree_rnea = _TreeRneaReady()
+# module-level names: a global read instead of an attribute read per call
+_tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gravity, np.empty
+
+
 # The public calls first try the compiled entry of kernels/plan.py with the arguments as given:
 # numba's dispatch admits C-contiguous float64 vectors only and the entry checks their lengths,
 # so that a float64 state costs a few attribute reads here. Anything else (lists, int arrays,
 # batches, f_ext, Python joints, a bad status) takes the checked path, which converts, evaluates
-# batches and names the argument at fault.
+# batches and names the argument at fault. ID, g and C v + g first try the entries of
+# kernels/tree_rnea.py on the models that tree_plan serves (revolute and prismatic trees), on
+# both paths, so that a converted argument gives the same bits as a float64 one.
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext.
@@ -31,15 +44,27 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
-    if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None
-            and I.ready.inverse_dynamics and not model.has_general):
-        d = model.default_data() if data is None else data_for(model, data)
-        tau = np.empty(model.nv)
-        try:
-            if P.inverse_dynamics(d.buf, q, v, a, tau) == 0:
-                return tau
-        except TypeError:
-            pass
+    if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
+        T = tree_plan(model)
+        if T is not None:
+            if not _tree_rnea.inverse_dynamics:
+                _compile_tree_entry("inverse_dynamics")
+            if data is not None:
+                data_for(model, data)
+            tau = _empty(model.nv)
+            try:
+                if _tree_id(T, q, v, a, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
+        elif I.ready.inverse_dynamics and not model.has_general:
+            d = model.default_data() if data is None else data_for(model, data)
+            tau = np.empty(model.nv)
+            try:
+                if P.inverse_dynamics(d.buf, q, v, a, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
     I.compile_entry("inverse_dynamics")
     qc, vc, ac = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(a, model.nv, "a", True))
@@ -106,14 +131,27 @@ def mass_matrix(model, q, data=None):
 
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
-    if q.__class__ is _ND and q.ndim == 1 and I.ready.inverse_dynamics and not model.has_general:
-        d = model.default_data() if data is None else data_for(model, data)
-        tau = np.empty(model.nv)
-        try:
-            if P.inverse_dynamics(d.buf, q, d.zero_v, d.zero_v, tau) == 0:
-                return tau
-        except TypeError:
-            pass
+    if q.__class__ is _ND and q.ndim == 1:
+        T = tree_plan(model)
+        if T is not None:
+            if not _tree_rnea.gravity:
+                _compile_tree_entry("gravity")
+            if data is not None:
+                data_for(model, data)
+            tau = _empty(model.nv)
+            try:
+                if _tree_g(T, q, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
+        elif I.ready.inverse_dynamics and not model.has_general:
+            d = model.default_data() if data is None else data_for(model, data)
+            tau = np.empty(model.nv)
+            try:
+                if P.inverse_dynamics(d.buf, q, d.zero_v, d.zero_v, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
     I.compile_entry("inverse_dynamics")
     qc = vec(q, model.nq, "q", True, model)
     if qc is None:
@@ -122,20 +160,32 @@ def gravity_torques(model, q, data=None):
                               lambda *x: inverse_dynamics(model, *x))
     q = qc
     d = data_for(model, data)
-    return _rnea(model, d, q, d.zero_v, d.zero_v)
+    return _rnea(model, d, q, d.zero_v, d.zero_v, entry="gravity")
 
 
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
-    if (q.__class__ is v.__class__ is _ND and q.ndim == 1 and I.ready.inverse_dynamics
-            and not model.has_general):
-        d = model.default_data() if data is None else data_for(model, data)
-        tau = np.empty(model.nv)
-        try:
-            if P.inverse_dynamics(d.buf, q, v, d.zero_v, tau) == 0:
-                return tau
-        except TypeError:
-            pass
+    if q.__class__ is v.__class__ is _ND and q.ndim == 1:
+        T = tree_plan(model)
+        if T is not None:
+            if not _tree_rnea.nonlinear:
+                _compile_tree_entry("nonlinear")
+            if data is not None:
+                data_for(model, data)
+            tau = _empty(model.nv)
+            try:
+                if _tree_nle(T, q, v, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
+        elif I.ready.inverse_dynamics and not model.has_general:
+            d = model.default_data() if data is None else data_for(model, data)
+            tau = np.empty(model.nv)
+            try:
+                if P.inverse_dynamics(d.buf, q, v, d.zero_v, tau) == 0:
+                    return tau
+            except TypeError:
+                pass
     I.compile_entry("inverse_dynamics")
     qc, vc = vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True)
     if qc is None or vc is None:
@@ -143,11 +193,29 @@ def nonlinear_effects(model, q, v, data=None):
                               lambda *x: inverse_dynamics(model, *x))
     q, v = qc, vc
     d = data_for(model, data)
-    return _rnea(model, d, q, v, d.zero_v)
+    return _rnea(model, d, q, v, d.zero_v, entry="nonlinear")
 
 
-def _rnea(model, d, q, v, a, f_ext=None):
-    """The RNEA kernel on validated vectors and this Data."""
+def _compile_tree_entry(name):
+    """The tree entry ``name`` of kernels/tree_rnea.py and, as before it, kernels/plan.py's
+    inverse_dynamics, which the models that tree_plan does not serve take (so that a warm-up
+    on a served model, ldr_precompile's arm7, still compiles both)."""
+    I.compile_entry("inverse_dynamics")
+    I.compile_entry(name, KR.SIGNATURES, _tree_rnea)
+
+
+def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
+    """The RNEA kernel on validated vectors and this Data: the tree entry ``entry`` of
+    kernels/tree_rnea.py (v or a unused by "nonlinear" and "gravity") where the model is served
+    and f_ext is None, else (and for the error of a bad status) the general kernel."""
+    T = tree_plan(model) if f_ext is None else None
+    if T is not None:
+        _compile_tree_entry(entry)
+        tau = np.empty(model.nv)
+        args = (q,) if entry == "gravity" else (q, v) if entry == "nonlinear" else (q, v, a)
+        args = [x if x.flags.writeable else x.copy() for x in args]    # the entry's signature
+        if KR.SIGNATURES[entry][0](T, *args, tau) == 0:
+            return tau
     kin = prepare(model, d, q, v) if model.has_general else True
     use = f_ext is not None and load_fext(model, d, f_ext)
     tau = np.empty(model.nv)
