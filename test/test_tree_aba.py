@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import lie_dynamics_ros as ldr
-from lie_dynamics_ros.algorithms import dynamics as D
+from lie_dynamics_ros.algorithms import _inputs
 from lie_dynamics_ros.algorithms.tree_plan import tree_plan
 from lie_dynamics_ros.kernels import layout as L
 from lie_dynamics_ros.kernels import plan as KP
@@ -175,7 +175,7 @@ def test_other_inputs_take_the_checked_path():
     q, v, t = (x[0] for x in states(m, 1, seed=9))
     ldr.forward_dynamics(m, q, v, t)
     fn, sig = TA.SIGNATURES["forward_dynamics"]
-    assert D.tree_ready.forward_dynamics and fn.signatures == [sig]
+    assert _inputs.tree_ready.forward_dynamics and fn.signatures == [sig]
     qi = np.arange(m.nq) % 3
     with pytest.raises(TypeError):
         TA.forward_dynamics(tree_plan(m), qi, v, t, np.empty(m.nv))

@@ -91,9 +91,14 @@ class _Ready:
     inverse_dynamics = forward_dynamics = mass_matrix = False
 
 
+class _TreeReady:
+    """The same for the entries of the single-state tree kernels (kernels/tree_rnea.py,
+    tree_aba.py, tree_crba.py)."""
+    inverse_dynamics = nonlinear = gravity = forward_dynamics = mass_matrix = False
+
+
 ready = _Ready()
-#: the same for the entries of the single-state tree kernels (kernels/tree_*.py)
-tree_ready = _Ready()
+tree_ready = _TreeReady()
 _entries_lock = threading.Lock()
 
 

@@ -20,12 +20,6 @@ from .tree_plan import tree_plan
 _ND = np.ndarray
 
 
-class _TreeRneaReady:
-    """Which entries of kernels/tree_rnea.py are compiled and closed (``I.compile_entry``)."""
-    inverse_dynamics = nonlinear = gravity = False
-
-
-_tree_rnea = _TreeRneaReady()
 # module-level names: a global read instead of an attribute read per call
 _tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gravity, np.empty
 
@@ -47,7 +41,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
         T = tree_plan(model)
         if T is not None:
-            if not _tree_rnea.inverse_dynamics:
+            if not I.tree_ready.inverse_dynamics:
                 _compile_tree_entry("inverse_dynamics")
             if data is not None:
                 data_for(model, data)
@@ -134,7 +128,7 @@ def gravity_torques(model, q, data=None):
     if q.__class__ is _ND and q.ndim == 1:
         T = tree_plan(model)
         if T is not None:
-            if not _tree_rnea.gravity:
+            if not I.tree_ready.gravity:
                 _compile_tree_entry("gravity")
             if data is not None:
                 data_for(model, data)
@@ -168,7 +162,7 @@ def nonlinear_effects(model, q, v, data=None):
     if q.__class__ is v.__class__ is _ND and q.ndim == 1:
         T = tree_plan(model)
         if T is not None:
-            if not _tree_rnea.nonlinear:
+            if not I.tree_ready.nonlinear:
                 _compile_tree_entry("nonlinear")
             if data is not None:
                 data_for(model, data)
@@ -201,7 +195,7 @@ def _compile_tree_entry(name):
     inverse_dynamics, which the models that tree_plan does not serve take (so that a warm-up
     on a served model, ldr_precompile's arm7, still compiles both)."""
     I.compile_entry("inverse_dynamics")
-    I.compile_entry(name, KR.SIGNATURES, _tree_rnea)
+    I.compile_entry(name, KR.SIGNATURES, I.tree_ready)
 
 
 def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
@@ -225,14 +219,6 @@ def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
     return tau
 
 
-class _TreeReady:
-    """Which entries of kernels/tree_aba.py are compiled and closed (``_inputs.compile_entry``)."""
-    forward_dynamics = False
-
-
-tree_ready = _TreeReady()
-
-
 def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     """Articulated-body algorithm (Kim Table 3), O(n): a = M^-1 (tau - C v - g + J^T f_ext).
 
@@ -242,7 +228,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
         # a caller's Data gets the general kernel: contacts and loops read the articulated
         # inertias it leaves there (constrained.articulated_columns)
-        plan = tree_plan(model) if data is None and tree_ready.forward_dynamics else None
+        plan = tree_plan(model) if data is None and I.tree_ready.forward_dynamics else None
         if plan is not None:
             acc = np.empty(model.nv)
             try:
@@ -259,7 +245,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
             except TypeError:
                 pass
     I.compile_entry("forward_dynamics")
-    I.compile_entry("forward_dynamics", TA.SIGNATURES, tree_ready)
+    I.compile_entry("forward_dynamics", TA.SIGNATURES, I.tree_ready)
     qc, vc, tc = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(tau, model.nv, "tau", True))
     if qc is None or vc is None or tc is None:
