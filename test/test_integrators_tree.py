@@ -230,3 +230,17 @@ def test_a_floating_base_keeps_the_general_kernel():
     assert_close(a.v, b.v)
     r = S.rollout(m, np.tile(q0, (2, 1)), np.tile(v0, (2, 1)), 0.1, DT, "rkmk4", tau=tau)
     np.testing.assert_array_equal(r.q[1], a.q)
+
+
+def test_served_and_unserved_models_share_one_compiled_variant():
+    """The empty plan is read-only as tree_plan's: a node's warm-up on one model covers the
+    other (no second compilation of the steps)."""
+    go2 = ldr.load_urdf(erd("go2_description/urdf/go2.urdf"), floating_base=True)
+    arm = model("arm7")
+    for m in (arm, go2):
+        q0 = ldr.random_configuration(m, np.random.default_rng(7))
+        S.make_stepper(m, "rkmk4")(q0, np.zeros(m.nv), DT, np.zeros(m.nv))
+        S.rollout(m, np.tile(q0, (2, 1)), np.zeros((2, m.nv)), 2 * DT, DT, tau=np.zeros(m.nv))
+        if m is arm:
+            variants = len(KI.step.signatures), len(KI.rollout_rows.signatures)
+    assert (len(KI.step.signatures), len(KI.rollout_rows.signatures)) == variants

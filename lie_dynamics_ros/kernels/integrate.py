@@ -11,8 +11,7 @@ explains the right action and why dexp^-1 is taken at -sigma). Free joints carry
 body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
 model's armature on M's diagonal (``kernels/dynamics.py``). A revolute/prismatic tree without
 prescribed joints passes its packed plan P (``algorithms/tree_plan.py``) and takes the tree
-ABA of ``kernels/tree_aba.py`` instead (half the time per stage); other models pass an empty
-(0, tree.NP) P.
+ABA of ``kernels/tree_aba.py`` instead; other models pass an empty (0, tree.NP) P.
 
 The cache key covers the kernel files imported (kernels/jit.py), so edits of the kernels
 called from here (kernels/dynamics.py, tree_aba.py, joint_kinematics.py, spatial.py)
