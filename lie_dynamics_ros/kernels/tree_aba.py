@@ -245,7 +245,6 @@ def _accelerations(P, W, acc, nb):
 def forward_dynamics(P, q, v, tau, acc):
     """qdd = FD(q, v, tau) of the model packed in ``P`` into ``acc``; returns a status code
     (module docstring)."""
-    nb = P.shape[0] - 1
     nq, nv = P[0, TOPO + TQ], P[0, TOPO + TV]
     if (P.shape[0] > MAX_BODIES or P.shape[1] != NP or q.shape[0] != nq or v.shape[0] != nv
             or tau.shape[0] != nv or acc.shape[0] != nv):
