@@ -249,14 +249,20 @@ def forward_dynamics(P, q, v, tau, acc):
     if (P.shape[0] > MAX_BODIES or P.shape[1] != NP or q.shape[0] != nq or v.shape[0] != nv
             or tau.shape[0] != nv or acc.shape[0] != nv):
         return BAD_SIZE
-    return aba_passes(P, q, v, tau, acc)
+    return _passes(P, q, v, tau, acc)
 
 
 @njit(**_JIT)
 def aba_passes(P, q, v, tau, acc):
-    """The three passes of ``forward_dynamics`` without its size checks: the caller guarantees
-    that P is a non-empty plan (at most MAX_BODIES rows) and the vectors have its nq and nv
-    (the integrators, kernels/integrate.py). Same status codes."""
+    """``forward_dynamics`` without its size checks, for the integrators (kernels/integrate.py):
+    the caller guarantees that P is a non-empty plan and the vectors have its nq and nv. A
+    call of its own (not inlined there), so that it keeps this module's FMA contraction."""
+    return _passes(P, q, v, tau, acc)
+
+
+@njit(inline="always", **_JIT)
+def _passes(P, q, v, tau, acc):
+    """The three passes and the status (module docstring)."""
     nb = P.shape[0] - 1
     W = _work()
     chk = _velocities(P, W, q, v, nb)
