@@ -41,8 +41,10 @@ import numpy as np
 from ..algorithms import batch as AB
 from ..algorithms._inputs import mask as bool_mask, rows, vec
 from ..algorithms.dynamics import forward_dynamics, hybrid_dynamics
+from ..algorithms.tree_plan import tree_plan
 from ..errors import InputError, SimulationDiverged
 from ..kernels import integrate as KI
+from ..kernels import tree as KT
 from ..lie import so3
 from .adaptive import solve_adaptive
 from .arguments import check_run
@@ -269,6 +271,10 @@ _COMPILED = {"semi_implicit": (KI.SEMI_IMPLICIT, None), "euler": (KI.RKMK, EULER
              "lie_euler": (KI.RKMK, EULER), "rk3": (KI.RKMK, RK3), "rkmk3": (KI.RKMK, RK3),
              "rkmk4": (KI.RKMK, RK4), "rkmk5": (KI.RKMK, DOPRI5), "cf4": (KI.CF4, None)}
 _MAX_STAGES = 7
+#: the plan argument of a model the tree ABA does not serve (read-only as tree_plan's: one
+#: compiled variant of the kernels for both)
+_NO_PLAN = np.zeros((0, KT.NP))
+_NO_PLAN.flags.writeable = False
 
 
 def _compilable(model, name, tau, prescribed, a_prescribed):
@@ -318,10 +324,14 @@ class _Kernel:
         else:
             self.mask = np.ascontiguousarray(bool_mask(np.asarray(prescribed, dtype=np.bool_), nv))
             self.a_pres = _array(a_prescribed, nv, "a_prescribed")
+        # the tree ABA serves revolute/prismatic trees; hybrid steps keep the general kernel
+        plan = tree_plan(model) if prescribed is None else None
+        self.plan = _NO_PLAN if plan is None else plan
 
     def args(self, model, data):
         """(head, tail) around the state arguments of ``KI.step`` / ``KI.rollout``."""
-        return ((model.mi, model.mc, model.mI, data.dv, data.dm, self.code, self.ta, self.tb),
+        return ((model.mi, model.mc, model.mI, data.dv, data.dm, self.plan, self.code, self.ta,
+                 self.tb),
                 (self.a_pres, self.mask, data.prescribed_body, data.failed_row, _work(model, data)))
 
 

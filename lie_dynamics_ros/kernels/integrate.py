@@ -9,15 +9,19 @@ explains the right action and why dexp^-1 is taken at -sigma). Free joints carry
 (linear, angular) velocity order of ``v`` (docs/conventions.md): the kernels read the two
 3-blocks by offset, so no permutation is needed here. Accelerations come from the articulated
 body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
-model's armature on M's diagonal (``kernels/dynamics.py``).
+model's armature on M's diagonal (``kernels/dynamics.py``). A revolute/prismatic tree without
+prescribed joints passes its packed plan P (``algorithms/tree_plan.py``) and takes the tree
+ABA of ``kernels/tree_aba.py`` instead; other models pass an empty (0, tree.NP) P.
 
 The cache key covers the kernel files imported (kernels/jit.py), so edits of the kernels
-called from here (kernels/dynamics.py, joint_kinematics.py, spatial.py) recompile this file.
+called from here (kernels/dynamics.py, tree_aba.py, joint_kinematics.py, spatial.py)
+recompile this file.
 """
 import numpy as np
 
 from . import joints as J
 from .dynamics import aba, hybrid
+from .tree_aba import aba_passes
 from .jit import JIT, njit
 from .views import scratch, unref
 from .layout import K, QI, VI, NQ, MIMIC, OK
@@ -118,22 +122,25 @@ WK_ROWS = 7
 
 
 @njit(**JIT)
-def _accel(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk):
+def _accel(mi, mc, mI, dv, dm, P, q, v, tau, a_pres, mask, presc, failed, wk):
     """wk[_A] = a(q, v): ABA, or hybrid dynamics when mask has a True entry (mask[0] of an
-    empty mask means none)."""
+    empty mask means none). A non-empty tree plan P (kernels/tree.py) runs the tree ABA; when
+    it fails, the general ABA reruns so that the status and ``failed`` are its own."""
     nv = v.shape[0]
     a = wk[_A, :nv]
     if mask.shape[0] == 0:
+        if P.shape[0] > 0 and aba_passes(P, q, v, tau, a) == OK:
+            return OK
         return aba(mi, mc, mI, dv, dm, q, v, tau, presc, a, wk[_TAU, :nv], failed, True, False)
     return hybrid(mi, mc, mI, dv, dm, q, v, a_pres, tau, mask, presc, a, wk[_TAU, :nv], failed,
                   True, False)
 
 
 @njit(**JIT)
-def _f(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk, Kr):
+def _f(mi, mc, mI, dv, dm, P, q, v, tau, a_pres, mask, presc, failed, wk, Kr):
     """Kr = f(q, v) = (v, a(q, v)) (2 nv)."""
     nv = v.shape[0]
-    st = _accel(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk)
+    st = _accel(mi, mc, mI, dv, dm, P, q, v, tau, a_pres, mask, presc, failed, wk)
     for k in range(nv):
         Kr[k] = v[k]
         Kr[nv + k] = wk[_A, k]
@@ -150,17 +157,17 @@ def _exp_act(mi, xi, q, v, q_out, v_out):
 
 
 @njit(**JIT)
-def step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
+def step(mi, mc, mI, dv, dm, P, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
          q_out, v_out):
     """``_step`` on views of the arrays without reference counts (kernels/views.py: the caller
     holds the arrays for the whole call)."""
-    return _step(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), method, unref(ta),
-                 unref(tb), unref(q), unref(v), h, unref(tau), unref(a_pres), unref(mask),
-                 unref(presc), unref(failed), unref(wk), unref(q_out), unref(v_out))
+    return _step(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), unref(P), method,
+                 unref(ta), unref(tb), unref(q), unref(v), h, unref(tau), unref(a_pres),
+                 unref(mask), unref(presc), unref(failed), unref(wk), unref(q_out), unref(v_out))
 
 
 @njit(**JIT)
-def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
+def _step(mi, mc, mI, dv, dm, P, method, ta, tb, q, v, h, tau, a_pres, mask, presc, failed, wk,
           q_out, v_out):
     """One step of ``method`` from (q, v) to (q_out, v_out) (they may alias q, v).
 
@@ -171,7 +178,7 @@ def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc,
     n2 = 2 * nv
     qs, vs, u = wk[_QS, :nq], wk[_VS, :nv], wk[_U, :n2]
     if method == SEMI_IMPLICIT:
-        st = _accel(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk)
+        st = _accel(mi, mc, mI, dv, dm, P, q, v, tau, a_pres, mask, presc, failed, wk)
         if st != OK:
             return st
         for k in range(nv):
@@ -182,7 +189,7 @@ def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc,
         return OK
     if method == RKMK:
         s = tb.shape[0]
-        st = _f(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk, wk[_K0, :n2])
+        st = _f(mi, mc, mI, dv, dm, P, q, v, tau, a_pres, mask, presc, failed, wk, wk[_K0, :n2])
         if st != OK:
             return st
         for i in range(1, s):
@@ -192,7 +199,7 @@ def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc,
                     acc += ta[i, j] * wk[_K0 + j, k]
                 u[k] = h * acc
             _exp_act(mi, u, q, v, qs, vs)
-            st = _f(mi, mc, mI, dv, dm, qs, vs, tau, a_pres, mask, presc, failed, wk,
+            st = _f(mi, mc, mI, dv, dm, P, qs, vs, tau, a_pres, mask, presc, failed, wk,
                     wk[_T1, :n2])
             if st != OK:
                 return st
@@ -208,25 +215,25 @@ def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc,
     # y1 = exp(h (-F1 + 2 F2 + 2 F3 + 3 F4)/12) exp(h (3 F1 + 2 F2 + 2 F3 - F4)/12) y
     F0, F1, F2, F3 = wk[_K0, :n2], wk[_K0 + 1, :n2], wk[_K0 + 2, :n2], wk[_K0 + 3, :n2]
     q1, v1 = wk[_Q1, :nq], wk[_T1, :nv]
-    st = _f(mi, mc, mI, dv, dm, q, v, tau, a_pres, mask, presc, failed, wk, F0)
+    st = _f(mi, mc, mI, dv, dm, P, q, v, tau, a_pres, mask, presc, failed, wk, F0)
     if st != OK:
         return st
     for k in range(n2):
         u[k] = h * (0.5 * F0[k])
     _exp_act(mi, u, q, v, q1, v1)                                       # Y2
-    st = _f(mi, mc, mI, dv, dm, q1, v1, tau, a_pres, mask, presc, failed, wk, F1)
+    st = _f(mi, mc, mI, dv, dm, P, q1, v1, tau, a_pres, mask, presc, failed, wk, F1)
     if st != OK:
         return st
     for k in range(n2):
         u[k] = h * (0.5 * F1[k])
     _exp_act(mi, u, q, v, qs, vs)                                       # Y3
-    st = _f(mi, mc, mI, dv, dm, qs, vs, tau, a_pres, mask, presc, failed, wk, F2)
+    st = _f(mi, mc, mI, dv, dm, P, qs, vs, tau, a_pres, mask, presc, failed, wk, F2)
     if st != OK:
         return st
     for k in range(n2):
         u[k] = h * (-0.5 * F0[k] + F2[k])
     _exp_act(mi, u, q1, v1, qs, vs)                                     # Y4 from Y2
-    st = _f(mi, mc, mI, dv, dm, qs, vs, tau, a_pres, mask, presc, failed, wk, F3)
+    st = _f(mi, mc, mI, dv, dm, P, qs, vs, tau, a_pres, mask, presc, failed, wk, F3)
     if st != OK:
         return st
     for k in range(n2):
@@ -239,24 +246,24 @@ def _step(mi, mc, mI, dv, dm, method, ta, tb, q, v, h, tau, a_pres, mask, presc,
 
 
 @njit(**JIT)
-def rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q, V,
-            done):
+def rollout(mi, mc, mI, dv, dm, P, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q,
+            V, done):
     """``_rollout`` on views of the arrays without reference counts (as ``step``)."""
-    return _rollout(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), method, unref(ta),
-                    unref(tb), h, unref(tau), unref(a_pres), unref(mask), unref(presc),
-                    unref(failed), unref(wk), unref(Q), unref(V), unref(done))
+    return _rollout(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), unref(P), method,
+                    unref(ta), unref(tb), h, unref(tau), unref(a_pres), unref(mask),
+                    unref(presc), unref(failed), unref(wk), unref(Q), unref(V), unref(done))
 
 
 @njit(**JIT)
-def _rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q, V,
-             done):
+def _rollout(mi, mc, mI, dv, dm, P, method, ta, tb, h, tau, a_pres, mask, presc, failed, wk, Q,
+             V, done):
     """Q[k + 1], V[k + 1] = step(Q[k], V[k]) for k = 0 .. len(Q) - 2; Q[0], V[0] hold the initial
     state. Stops at the first failing step: done[0] = the number of steps taken. Returns the
     status of that step (OK if all ran)."""
     done[0] = 0
     for k in range(Q.shape[0] - 1):
-        st = _step(mi, mc, mI, dv, dm, method, ta, tb, Q[k], V[k], h, tau, a_pres, mask, presc,
-                   failed, wk, Q[k + 1], V[k + 1])
+        st = _step(mi, mc, mI, dv, dm, P, method, ta, tb, Q[k], V[k], h, tau, a_pres, mask,
+                   presc, failed, wk, Q[k + 1], V[k + 1])
         if st != OK:
             return st
         done[0] = k + 1
@@ -264,18 +271,18 @@ def _rollout(mi, mc, mI, dv, dm, method, ta, tb, h, tau, a_pres, mask, presc, fa
 
 
 @njit(**JIT)
-def rollout_rows(mi, mc, mI, dv, dm, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk, Q,
-                 V, status, done, lo, hi):
+def rollout_rows(mi, mc, mI, dv, dm, P, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk,
+                 Q, V, status, done, lo, hi):
     """``rollout`` of the trajectories lo .. hi - 1: Q (N, n + 1, nq), V (N, n + 1, nv), TAU
     (N, nv); per-row status and steps taken. Runs on views without reference counts."""
-    _rollout_rows(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), method, unref(ta),
-                  unref(tb), h, unref(TAU), unref(a_pres), unref(mask), unref(presc),
+    _rollout_rows(unref(mi), unref(mc), unref(mI), unref(dv), unref(dm), unref(P), method,
+                  unref(ta), unref(tb), h, unref(TAU), unref(a_pres), unref(mask), unref(presc),
                   unref(failed), unref(wk), unref(Q), unref(V), status, done, lo, hi)
 
 
 @njit(**JIT)
-def _rollout_rows(mi, mc, mI, dv, dm, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk, Q,
-                  V, status, done, lo, hi):
+def _rollout_rows(mi, mc, mI, dv, dm, P, method, ta, tb, h, TAU, a_pres, mask, presc, failed, wk,
+                  Q, V, status, done, lo, hi):
     for r in range(lo, hi):
-        status[r] = _rollout(mi, mc, mI, dv, dm, method, ta, tb, h, TAU[r], a_pres, mask, presc,
-                             failed, wk, Q[r], V[r], done[r:r + 1])
+        status[r] = _rollout(mi, mc, mI, dv, dm, P, method, ta, tb, h, TAU[r], a_pres, mask,
+                             presc, failed, wk, Q[r], V[r], done[r:r + 1])

@@ -245,14 +245,28 @@ def _accelerations(P, W, acc, nb):
 def forward_dynamics(P, q, v, tau, acc):
     """qdd = FD(q, v, tau) of the model packed in ``P`` into ``acc``; returns a status code
     (module docstring)."""
-    nb = P.shape[0] - 1
     nq, nv = P[0, TOPO + TQ], P[0, TOPO + TV]
     if (P.shape[0] > MAX_BODIES or P.shape[1] != NP or q.shape[0] != nq or v.shape[0] != nv
             or tau.shape[0] != nv or acc.shape[0] != nv):
         return BAD_SIZE
+    return _passes(P, q, v, tau, acc)
+
+
+@njit(**_JIT)
+def aba_passes(P, q, v, tau, acc):
+    """``forward_dynamics`` without its size checks, for the integrators (kernels/integrate.py):
+    the caller guarantees that P is a non-empty plan and the vectors have its nq and nv. A
+    call of its own (not inlined there), so that it keeps this module's FMA contraction."""
+    return _passes(P, q, v, tau, acc)
+
+
+@njit(inline="always", **_JIT)
+def _passes(P, q, v, tau, acc):
+    """The three passes and the status (module docstring)."""
+    nb = P.shape[0] - 1
     W = _work()
     chk = _velocities(P, W, q, v, nb)
-    for k in range(nv):
+    for k in range(tau.shape[0]):
         chk += tau[k] * 0.0
     if _articulate(P, W, tau, nb) != 0:
         return NONFINITE if chk != 0.0 else SINGULAR
