@@ -43,10 +43,14 @@ _JIT = dict(cache=True, nogil=False, fastmath={"contract"}, error_model="numpy")
 
 # scratch columns per body row, all in the frame of the subtree's root body: the body's
 # rotation (row-major) and position, S_i (angular, linear), the composite inertia (Ibar xx yy
-# zz xy xz yz, h, m); then sin q and cos q; the row of the free root above the body, or 0
-WR, WT, WS, WI, WSIN, WCOS, WFR = 0, 9, 12, 18, 28, 29, 30
-NW = 31
+# zz xy xz yz, h, m); then the row of the free root above the body, or 0
+WR, WT, WS, WI, WFR = 0, 9, 12, 18, 28
+NW = 29
 _scratch = stack_matrix(MAX_BODIES, NW)
+# each row's q, then its sine and cosine: contiguous, so that one loop computes them all in
+# vector registers
+_angles = stack_matrix(1, MAX_BODIES)
+_trig = stack_matrix(2, MAX_BODIES)
 
 
 @njit(**_JIT)
@@ -66,15 +70,23 @@ def mass_matrix(P, q, M):
 def _crba(P, q, M, nb, nv):
     """The recursion on checked arguments."""
     W = _scratch()
-    # the joints' sines and cosines first: independent of each other, they overlap, where in
-    # the pass below each would wait for its parent's pose
+    # the joints' sines and cosines first, all rows (a prismatic or free row's are not read):
+    # independent of each other and of the poses, they fill vector registers
+    X = _angles()
+    T = _trig()
     for i in range(1, nb + 1):
-        x = q[int(P[i, TOPO + TQ])]
-        if abs(x) <= BIG_ANGLE:
-            s, c = _sincos(x)
-        else:                   # the polynomial's reduction is exact only below
-            s, c = math.sin(x), math.cos(x)
-        W[i, WSIN], W[i, WCOS] = s, c
+        X[0, i] = q[int(P[i, TOPO + TQ])]
+    big = False
+    for i in range(1, nb + 1):
+        x = X[0, i]
+        s, c = _sincos(x)
+        T[0, i], T[1, i] = s, c
+        big |= not abs(x) <= BIG_ANGLE
+    if big:             # the polynomial's reduction is exact only below
+        for i in range(1, nb + 1):
+            x = X[0, i]
+            if not abs(x) <= BIG_ANGLE:
+                T[0, i], T[1, i] = math.sin(x), math.cos(x)
     chk = 0.0
     unit = True         # every free joint's quaternion of unit norm
     chain = True        # every body the child of the one before
@@ -126,7 +138,7 @@ def _crba(P, q, M, nb, nv):
         tz = W[p, WT + 2] + b20 * px + b21 * py + b22 * pz
         if rev:
             # R = A Rz(x); S_i = (a, t x a) with a = A e_z
-            s, c = W[i, WSIN], W[i, WCOS]
+            s, c = T[0, i], T[1, i]
             a00, a01 = c * a00 + s * a01, c * a01 - s * a00
             a10, a11 = c * a10 + s * a11, c * a11 - s * a10
             a20, a21 = c * a20 + s * a21, c * a21 - s * a20
