@@ -237,11 +237,35 @@ def test_models_without_a_tree_plan_keep_the_general_kernel():
 
 # a free root joint (a floating base): tree_plan(model, free_root=True), which mass_matrix asks for
 
-FREE_ROBOTS = ["centauro", "go2", "solo12", "talos_reduced", "free_tree", "free_chain"]
+FREE_ROBOTS = ["centauro", "go2", "solo12", "talos_reduced", "free_tree", "free_chain",
+               "arm_and_free"]
 
 
 def free_model(name):
-    return free_chain() if name == "free_chain" else F.model(name)
+    builders = {"free_chain": free_chain, "arm_and_free": arm_and_free}
+    return builders[name]() if name in builders else F.model(name)
+
+
+def arm_and_free(seed=5):
+    """A fixed base carrying a two-joint arm and, on a free joint (a floating object), a body
+    with two revolute joints: the free row is a root but not the first, next to another root."""
+    rng = np.random.default_rng(seed)
+    b = ldr.ModelBuilder("arm_and_free")
+    b.add_link("base")
+    for name, joint, parent in (("r0", ldr.Revolute(rng.normal(size=3)), "base"),
+                                ("p0", ldr.Prismatic(rng.normal(size=3)), "l_r0"),
+                                ("float", ldr.Free(), "base"),
+                                ("r1", ldr.Revolute(rng.normal(size=3)), "l_float"),
+                                ("r2", ldr.Revolute(rng.normal(size=3)), "l_float")):
+        b.add_link("l_" + name, mass=rng.uniform(0.5, 2.0), com=rng.normal(size=3) * 0.1,
+                   inertia=np.diag(rng.uniform(0.015, 0.025, 3)))   # a + b > c: physical
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3
+        b.add_joint(name, joint, parent, "l_" + name, origin=origin)
+    m = b.build()
+    P = tree_plan(m, True)
+    assert P[3, TOPO + KS.TK] == KS.FREE and P[3, TOPO + KS.TP] == 0 == P[1, TOPO + KS.TP]
+    return m
 
 
 def free_chain(seed=3):
