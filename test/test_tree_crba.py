@@ -6,6 +6,9 @@ symmetric, Pinocchio's to 1e-10, and satisfy M a = ID(q, v, a) - ID(q, v, 0). Ba
 the general path's errors; other array forms are converted and give the same bits. The same
 for floating-base robots (a free root joint), whose base q is only checked.
 """
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -398,3 +401,34 @@ def test_tree_plan_free_root_requests():
     assert tree_plan(below, True) is None
     q = ldr.random_configuration(below, rng=19)
     np.testing.assert_array_equal(ldr.mass_matrix(below, q), general(below, q, below.create_data()))
+
+
+def test_free_root_threads_share_the_model():
+    """Stack scratch only: concurrent calls on one floating-base model, each state's own M."""
+    m = free_model("centauro")
+    Q = F.states(m, 32, seed=20)[0]
+    ref = [free_tree_entry(m, q) for q in Q]
+
+    def run(k):
+        return [ldr.mass_matrix(m, Q[k]) for _ in range(100)]
+
+    with ThreadPoolExecutor(4) as pool:
+        for k, outs in enumerate(pool.map(run, range(32))):
+            for out in outs:
+                np.testing.assert_array_equal(out, ref[k])
+
+
+def test_free_root_allocates_only_the_returned_matrix():
+    m = free_model("go2")
+    q = F.states(m, 1, seed=21)[0][0]
+    out = ldr.mass_matrix(m, q)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        kept = [ldr.mass_matrix(m, q) for _ in range(50)]
+        cur, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (cur - base) / len(kept) <= out.nbytes + 200
+    assert peak - cur < 2048
