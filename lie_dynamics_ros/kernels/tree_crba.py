@@ -43,7 +43,8 @@ _JIT = dict(cache=True, nogil=False, fastmath={"contract"}, error_model="numpy")
 
 # scratch columns per body row, all in the frame of the subtree's root body: the body's
 # rotation (row-major) and position, S_i (angular, linear), the composite inertia (Ibar xx yy
-# zz xy xz yz, h, m); then the row of the free root above the body, or 0
+# zz xy xz yz, h, m); then the row of the free root whose subtree holds the body (the root's
+# own row for itself), or 0
 WR, WT, WS, WI, WFR = 0, 9, 12, 18, 28
 NW = 29
 _scratch = stack_matrix(MAX_BODIES, NW)
