@@ -3,9 +3,14 @@
 Its M must be the general kernel's (``kernels/plan.mass_matrix`` on a Data buffer, the path
 every model took before) to 1e-12 of the matrix's largest entry on the same states, exactly
 symmetric, Pinocchio's to 1e-10, and satisfy M a = ID(q, v, a) - ID(q, v, 0). Bad input keeps
-the general path's errors; other array forms are converted and give the same bits.
+the general path's errors; other array forms are converted and give the same bits. The same
+for floating-base robots (a free root joint), whose base q is only checked.
 """
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+import pinocchio as pin
 import pytest
 
 import lie_dynamics_ros as ldr
@@ -16,8 +21,10 @@ from lie_dynamics_ros.kernels import plan as KP
 from lie_dynamics_ros.kernels import soa as KS
 from lie_dynamics_ros.kernels import tree_crba as TC
 from lie_dynamics_ros.kernels.tree import TOPO
-from oracle import Oracle
+from lie_dynamics_ros.lie import so3
+from oracle import Oracle, PinMap, build_pin_model, symmetrize_upper
 from test_batch_soa import PATHS, model, states
+import test_batch_soa_free as F
 
 TOL = 1e-12
 ROBOTS = ["arm7", "xarm7", "ur5", "xarm7_armature", "axes_tree"]
@@ -229,3 +236,199 @@ def test_models_without_a_tree_plan_keep_the_general_kernel():
     d = m.create_data()
     q = ldr.random_configuration(m, rng=8)
     np.testing.assert_array_equal(ldr.mass_matrix(m, q), general(m, q, d))
+
+
+# a free root joint (a floating base): tree_plan(model, free_root=True), which mass_matrix asks for
+
+FREE_ROBOTS = ["centauro", "go2", "solo12", "talos_reduced", "free_tree", "free_chain",
+               "arm_and_free"]
+
+
+def free_model(name):
+    builders = {"free_chain": free_chain, "arm_and_free": arm_and_free}
+    return builders[name]() if name in builders else F.model(name)
+
+
+def arm_and_free(seed=5):
+    """A fixed base carrying a two-joint arm and, on a free joint (a floating object), a body
+    with two revolute joints: the free row is a root but not the first, next to another root."""
+    rng = np.random.default_rng(seed)
+    b = ldr.ModelBuilder("arm_and_free")
+    b.add_link("base")
+    for name, joint, parent in (("r0", ldr.Revolute(rng.normal(size=3)), "base"),
+                                ("p0", ldr.Prismatic(rng.normal(size=3)), "l_r0"),
+                                ("float", ldr.Free(), "base"),
+                                ("r1", ldr.Revolute(rng.normal(size=3)), "l_float"),
+                                ("r2", ldr.Revolute(rng.normal(size=3)), "l_float")):
+        b.add_link("l_" + name, mass=rng.uniform(0.5, 2.0), com=rng.normal(size=3) * 0.1,
+                   inertia=np.diag(rng.uniform(0.015, 0.025, 3)))   # a + b > c: physical
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3
+        b.add_joint(name, joint, parent, "l_" + name, origin=origin)
+    m = b.build()
+    P = tree_plan(m, True)
+    assert P[3, TOPO + KS.TK] == KS.FREE and P[3, TOPO + KS.TP] == 0 == P[1, TOPO + KS.TP]
+    return m
+
+
+def free_chain(seed=3):
+    """A free body on the world (origin rotated and shifted) and a chain below it of revolute
+    and prismatic joints about arbitrary axes: every body the child of the one before, so the
+    kernel writes every entry of M itself."""
+    rng = np.random.default_rng(seed)
+    b = ldr.ModelBuilder("free_chain")
+    parent = None
+    for name, joint in (("float", ldr.Free()), ("r1", ldr.Revolute(rng.normal(size=3))),
+                        ("p1", ldr.Prismatic(rng.normal(size=3))),
+                        ("r2", ldr.Revolute(rng.normal(size=3)))):
+        mass, (x, y, z) = rng.uniform(0.5, 2.0), rng.uniform(0.05, 0.5, 3)
+        b.add_link("l_" + name, mass=mass, com=rng.normal(size=3) * 0.1,
+                   inertia=mass / 12 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y]),
+                   com_rotation=so3.exp(rng.normal(size=3)))
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3
+        b.add_joint(name, joint, parent, "l_" + name, origin=origin)
+        parent = "l_" + name
+    return b.build()
+
+
+def free_tree_entry(m, q):
+    M = np.full((m.nv, m.nv), np.nan)
+    assert TC.mass_matrix(tree_plan(m, True), q, M) == L.OK
+    return M
+
+
+@pytest.mark.parametrize("name", FREE_ROBOTS)
+def test_free_root_equals_the_general_kernel(name):
+    m = free_model(name)
+    P = tree_plan(m, True)
+    assert P is not None and tree_plan(m) is None     # the other tree kernels still refuse it
+    assert (P[1:, TOPO + KS.TK] == KS.FREE).sum() == 1
+    d = m.create_data()
+    for q in F.states(m, 20, seed=11)[0]:
+        M = free_tree_entry(m, q)
+        assert_close(M, general(m, q, d))
+        np.testing.assert_array_equal(M, M.T)
+        np.testing.assert_array_equal(ldr.mass_matrix(m, q), M)
+
+
+@pytest.mark.parametrize("name", FREE_ROBOTS)
+def test_free_root_m_a_is_the_inverse_dynamics_without_velocity_terms(name):
+    m = free_model(name)
+    Q, V, A = F.states(m, 10, seed=12)
+    for q, v, a in zip(Q, V, A):
+        rhs = ldr.inverse_dynamics(m, q, v, a) - ldr.inverse_dynamics(m, q, v, np.zeros(m.nv))
+        np.testing.assert_allclose(free_tree_entry(m, q) @ a, rhs, rtol=0,
+                                   atol=1e-10 * np.abs(rhs).max())
+
+
+@pytest.mark.parametrize("name", ["centauro", "go2", "solo12", "talos_reduced"])
+def test_free_root_against_pinocchio(name):
+    m, path = free_model(name), F.PATHS[name]
+    pm = build_pin_model(path, True)
+    pd, mp = pm.createData(), PinMap(m, pm, path)
+    for q in F.states(m, 5, seed=13)[0]:
+        Mp = np.array(pin.crba(pm, pd, mp.q_to_pin(q)))
+        assert_close(ldr.mass_matrix(m, q), mp.mat_from_pin(symmetrize_upper(Mp), q), tol=1e-10)
+
+
+def test_free_root_block_is_the_body_frame_composite():
+    """The base block is [[m 1, -m [c]], [m [c], I_c]] of the whole robot about the base frame:
+    its linear part the total mass, whatever the configuration and the base pose, which M does
+    not depend on (the same bits at another base pose)."""
+    m = free_model("talos_reduced")
+    mass = sum(float(m.mI[i, 3, 3]) for i in range(1, m.mi.shape[0]))
+    Q = F.states(m, 5, seed=14)[0]
+    for q, other in zip(Q, Q[::-1]):
+        M = free_tree_entry(m, q)
+        np.testing.assert_allclose(M[:3, :3], mass * np.eye(3), rtol=1e-14, atol=0)
+        moved = q.copy()
+        moved[:7] = other[:7]
+        np.testing.assert_array_equal(free_tree_entry(m, moved), M)
+
+
+@pytest.mark.parametrize("k", range(7))
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_free_root_non_finite_q_is_named(k, bad):
+    """A NaN or Inf in the base position (which M does not depend on) or quaternion: the entry
+    says NONFINITE, the public call the general path's error."""
+    m = free_model("go2")
+    q = F.states(m, 1, seed=15)[0][0]
+    q[k] = bad
+    assert TC.mass_matrix(tree_plan(m, True), q, np.empty((m.nv, m.nv))) == L.NONFINITE
+    with pytest.raises(ldr.InputError, match=r"^non-finite values \(NaN or Inf\) in q$"):
+        ldr.mass_matrix(m, q)
+
+
+@pytest.mark.parametrize("scale", [1 + 2e-6, 1 - 2e-6, 0.5, 0.0])
+def test_free_root_non_unit_quaternion_is_named(scale):
+    m = free_model("centauro")
+    q = F.states(m, 1, seed=16)[0][0]
+    q[3:7] *= scale
+    assert TC.mass_matrix(tree_plan(m, True), q, np.empty((m.nv, m.nv))) == L.BAD_QUATERNION
+    with pytest.raises(ldr.InputError, match=r"^a quaternion in q is not of unit norm "
+                                             r"\(tolerance 1e-6\)"):
+        ldr.mass_matrix(m, q)
+    with pytest.raises(ldr.InputError, match="not of unit norm"):
+        ldr.mass_matrix(m, list(q))     # the checked path, after its conversion
+
+
+def test_free_root_quaternion_within_tolerance_is_served():
+    m = free_model("centauro")
+    d = m.create_data()
+    q = F.states(m, 1, seed=17)[0][0]
+    for scale in (1 + 5e-7, 1 - 5e-7):
+        qs = q.copy()
+        qs[3:7] *= scale
+        assert_close(free_tree_entry(m, qs), general(m, qs, d))
+
+
+def test_free_root_other_forms_of_q_give_the_same_bits():
+    m = free_model("go2")
+    q = F.states(m, 1, seed=18)[0][0]
+    ref = ldr.mass_matrix(m, q)
+    np.testing.assert_array_equal(ref, free_tree_entry(m, q))
+    for form in (np.repeat(q, 2)[::2], q.reshape(m.nq, 1), list(q)):
+        np.testing.assert_array_equal(ldr.mass_matrix(m, form), ref)
+
+
+def test_tree_plan_free_root_requests():
+    """A model without a free joint has one plan for both requests; a free joint below a body
+    has none (the general kernel, as before)."""
+    m = model("arm7")
+    assert tree_plan(m, True) is tree_plan(m)
+    below = F.free_tree(free_below=True)
+    assert tree_plan(below, True) is None
+    q = ldr.random_configuration(below, rng=19)
+    np.testing.assert_array_equal(ldr.mass_matrix(below, q), general(below, q, below.create_data()))
+
+
+def test_free_root_threads_share_the_model():
+    """Stack scratch only: concurrent calls on one floating-base model, each state's own M."""
+    m = free_model("centauro")
+    Q = F.states(m, 32, seed=20)[0]
+    ref = [free_tree_entry(m, q) for q in Q]
+
+    def run(k):
+        return [ldr.mass_matrix(m, Q[k]) for _ in range(100)]
+
+    with ThreadPoolExecutor(4) as pool:
+        for k, outs in enumerate(pool.map(run, range(32))):
+            for out in outs:
+                np.testing.assert_array_equal(out, ref[k])
+
+
+def test_free_root_allocates_only_the_returned_matrix():
+    m = free_model("go2")
+    q = F.states(m, 1, seed=21)[0][0]
+    out = ldr.mass_matrix(m, q)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        kept = [ldr.mass_matrix(m, q) for _ in range(50)]
+        cur, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (cur - base) / len(kept) <= out.nbytes + 200
+    assert peak - cur < 2048

@@ -76,11 +76,12 @@ def mass_matrix(model, q, data=None):
     """Joint-space inertia matrix M(q) by the composite-rigid-body algorithm (full, symmetric).
     (N, nq) gives (N, nv, nv).
 
-    Models of revolute and prismatic joints (``tree_plan``) take the specialized kernel of
-    kernels/tree_crba.py, also after the checked path has converted q, so that every form of
-    the same q gives the same bits; it needs no Data (a caller's ``data`` is only checked)."""
+    Models of revolute and prismatic joints, under a free root joint or not (``tree_plan``),
+    take the specialized kernel of kernels/tree_crba.py, also after the checked path has
+    converted q, so that every form of the same q gives the same bits; it needs no Data (a
+    caller's ``data`` is only checked)."""
     if q.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model) if I.tree_ready.mass_matrix else None
+        T = tree_plan(model, True) if I.tree_ready.mass_matrix else None
         if T is not None:
             if data is not None:
                 data_for(model, data)
@@ -110,7 +111,7 @@ def mass_matrix(model, q, data=None):
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
     q = qc
     d = data_for(model, data)
-    T = tree_plan(model)
+    T = tree_plan(model, True)
     if T is not None:
         M = np.empty((model.nv, model.nv))
         if TC.mass_matrix(T, q if q.flags.writeable else q.copy(), M) == 0:

@@ -12,19 +12,27 @@ entries lose the digits of (extent of the subtree)^2 m / M_ij, as Pinocchio's do
 of its largest entry on the arms of the tests); a subtree whose composite overflows gives
 OVERFLOW and the caller the general kernel.
 
+A free root joint (a floating base; ``tree_plan(model, free_root=True)``) has v = (v_lin, w)
+in its body's frame, which is its subtree's common frame, so S of the root is the permutation
+from (angular, linear): its 6x6 block of M is the subtree's composite inertia permuted,
+[[m 1, [h]^T], [[h], Ibar]], and its six rows of a descendant's column are S^T F = (f, n), F
+as the descendant's column already has it in that frame (as kernels/soa_crba.py's batches).
+Its q does not enter M; it is only checked, as the general kernel checks it.
+
 M is full and symmetric (each off-diagonal entry computed once and mirrored) with the
 armature on its diagonal, as ``kernels/dynamics.crba`` gives it. Compiled with
 ``fastmath={'contract'}`` only (FMA, as kernels/soa.py), holding the GIL. Status: BAD_SIZE
 for lengths that do not match the plan, NONFINITE for a NaN or Inf in q (summed as
-``q * 0``), OVERFLOW for a finite q and a non-finite diagonal.
+``q * 0``), BAD_QUATERNION for a free joint's quaternion whose norm is 1e-6 or more off 1
+(``joint_kinematics._unit_quat``'s rule), OVERFLOW for a finite q and a non-finite diagonal.
 """
 import math
 
 from numba import types
 
 from .jit import njit
-from .layout import BAD_SIZE, NONFINITE, OVERFLOW, OK
-from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, BIG_ANGLE, _sincos
+from .layout import BAD_SIZE, BAD_QUATERNION, NONFINITE, OVERFLOW, OK
+from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, FREE, BIG_ANGLE, _sincos
 from .soa_crba import _rigid_to_parent
 from .tree import TOPO, NP, MAX_BODIES, stack_matrix
 from .views import bare
@@ -35,10 +43,15 @@ _JIT = dict(cache=True, nogil=False, fastmath={"contract"}, error_model="numpy")
 
 # scratch columns per body row, all in the frame of the subtree's root body: the body's
 # rotation (row-major) and position, S_i (angular, linear), the composite inertia (Ibar xx yy
-# zz xy xz yz, h, m); then sin q and cos q
-WR, WT, WS, WI, WSIN, WCOS = 0, 9, 12, 18, 28, 29
-NW = 30
+# zz xy xz yz, h, m); then the row of the free root whose subtree holds the body (the root's
+# own row for itself), or 0
+WR, WT, WS, WI, WFR = 0, 9, 12, 18, 28
+NW = 29
 _scratch = stack_matrix(MAX_BODIES, NW)
+# each row's q, then its sine and cosine: contiguous, so that one loop computes them all in
+# vector registers
+_angles = stack_matrix(1, MAX_BODIES)
+_trig = stack_matrix(2, MAX_BODIES)
 
 
 @njit(**_JIT)
@@ -58,16 +71,25 @@ def mass_matrix(P, q, M):
 def _crba(P, q, M, nb, nv):
     """The recursion on checked arguments."""
     W = _scratch()
-    # the joints' sines and cosines first: independent of each other, they overlap, where in
-    # the pass below each would wait for its parent's pose
+    # the joints' sines and cosines first, all rows (a prismatic or free row's are not read):
+    # independent of each other and of the poses, they fill vector registers
+    X = _angles()
+    T = _trig()
     for i in range(1, nb + 1):
-        x = q[int(P[i, TOPO + TQ])]
-        if abs(x) <= BIG_ANGLE:
-            s, c = _sincos(x)
-        else:                   # the polynomial's reduction is exact only below
-            s, c = math.sin(x), math.cos(x)
-        W[i, WSIN], W[i, WCOS] = s, c
+        X[0, i] = q[int(P[i, TOPO + TQ])]
+    big = False
+    for i in range(1, nb + 1):
+        x = X[0, i]
+        s, c = _sincos(x)
+        T[0, i], T[1, i] = s, c
+        big |= not abs(x) <= BIG_ANGLE
+    if big:             # the polynomial's reduction is exact only below
+        for i in range(1, nb + 1):
+            x = X[0, i]
+            if not abs(x) <= BIG_ANGLE:
+                T[0, i], T[1, i] = math.sin(x), math.cos(x)
     chk = 0.0
+    unit = True         # every free joint's quaternion of unit norm
     chain = True        # every body the child of the one before
     for i in range(1, nb + 1):
         p = int(P[i, TOPO + TP])
@@ -87,6 +109,13 @@ def _crba(P, q, M, nb, nv):
             for k in range(9):      # GC follows GI
                 W[i, WI + k] = P[i, GI + k]
             W[i, WI + 9] = P[i, GM]
+            W[i, WFR] = 0.0
+            if P[i, TOPO + TK] == FREE:
+                W[i, WFR] = i
+                jq = int(P[i, TOPO + TQ])
+                qx, qy, qz, qw = q[jq + 3], q[jq + 4], q[jq + 5], q[jq + 6]
+                chk += (q[jq + 1] + q[jq + 2]) * 0.0
+                unit &= abs(math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw) - 1.0) < 1e-6
             continue
         # A = R_p R0 and t = t_p + R_p p0, the joint frame before its motion
         r00, r01, r02 = P[i, GR], P[i, GR + 1], P[i, GR + 2]
@@ -110,7 +139,7 @@ def _crba(P, q, M, nb, nv):
         tz = W[p, WT + 2] + b20 * px + b21 * py + b22 * pz
         if rev:
             # R = A Rz(x); S_i = (a, t x a) with a = A e_z
-            s, c = W[i, WSIN], W[i, WCOS]
+            s, c = T[0, i], T[1, i]
             a00, a01 = c * a00 + s * a01, c * a01 - s * a00
             a10, a11 = c * a10 + s * a11, c * a11 - s * a10
             a20, a21 = c * a20 + s * a21, c * a21 - s * a20
@@ -126,6 +155,7 @@ def _crba(P, q, M, nb, nv):
         W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5] = a00, a01, a02, a10, a11, a12
         W[i, 6], W[i, 7], W[i, 8] = a20, a21, a22
         W[i, WT], W[i, WT + 1], W[i, WT + 2] = tx, ty, tz
+        W[i, WFR] = W[p, WFR]
         (W[i, WI], W[i, WI + 1], W[i, WI + 2], W[i, WI + 3], W[i, WI + 4], W[i, WI + 5],
          W[i, WI + 6], W[i, WI + 7], W[i, WI + 8], W[i, WI + 9]) = _rigid_to_parent(
             a00, a01, a02, a10, a11, a12, a20, a21, a22, tx, ty, tz,
@@ -141,6 +171,10 @@ def _crba(P, q, M, nb, nv):
         ixx, iyy, izz = W[j, WI], W[j, WI + 1], W[j, WI + 2]
         ixy, ixz, iyz = W[j, WI + 3], W[j, WI + 4], W[j, WI + 5]
         hx, hy, hz, m = W[j, WI + 6], W[j, WI + 7], W[j, WI + 8], W[j, WI + 9]
+        if P[j, TOPO + TK] == FREE:     # its block; its parent is the world
+            _free_block(M, int(P[j, TOPO + TV]), ixx, iyy, izz, ixy, ixz, iyz, hx, hy, hz, m)
+            chk += (m + ixx + iyy + izz) * 0.0
+            continue
         e0, e1, e2 = W[j, WS], W[j, WS + 1], W[j, WS + 2]
         l0, l1, l2 = W[j, WS + 3], W[j, WS + 4], W[j, WS + 5]
         # F = Ic S_j: (Ibar e + h x l, m l - h x e)
@@ -167,19 +201,44 @@ def _crba(P, q, M, nb, nv):
             W[p, WI + 8] += hz
             W[p, WI + 9] += m
         i = p
-        while i > 0:
+        top = int(W[j, WFR])    # the walk stops below a free root, which takes (f, n)
+        while i > top:
             x = (W[i, WS] * n0 + W[i, WS + 1] * n1 + W[i, WS + 2] * n2 + W[i, WS + 3] * f0
                  + W[i, WS + 4] * f1 + W[i, WS + 5] * f2)
             vi = int(P[i, TOPO + TV])
             M[vi, vj] = x
             M[vj, vi] = x
             i = int(P[i, TOPO + TP])
-    if chk == 0.0:
+        if top > 0:
+            vi = int(P[top, TOPO + TV])
+            M[vi, vj], M[vi + 1, vj], M[vi + 2, vj] = f0, f1, f2
+            M[vi + 3, vj], M[vi + 4, vj], M[vi + 5, vj] = n0, n1, n2
+            M[vj, vi], M[vj, vi + 1], M[vj, vi + 2] = f0, f1, f2
+            M[vj, vi + 3], M[vj, vi + 4], M[vj, vi + 5] = n0, n1, n2
+    if chk == 0.0 and unit:
         return OK
     for k in range(q.shape[0]):
         if not math.isfinite(q[k]):
             return NONFINITE
-    return OVERFLOW
+    return OVERFLOW if unit else BAD_QUATERNION
+
+
+@njit(inline="always", **_JIT)
+def _free_block(M, v, ixx, iyy, izz, ixy, ixz, iyz, hx, hy, hz, m):
+    """S^T Ic S of a free root body at v: [[m 1, [h]^T], [[h], Ibar]] for v = (v_lin, w)."""
+    for r in range(3):
+        for c in range(3):
+            M[v + r, v + c] = m if r == c else 0.0
+    M[v + 3, v], M[v + 4, v + 1], M[v + 5, v + 2] = 0.0, 0.0, 0.0
+    M[v, v + 3], M[v + 1, v + 4], M[v + 2, v + 5] = 0.0, 0.0, 0.0
+    # [h]: angular rows, linear columns; then its transpose
+    M[v + 3, v + 1], M[v + 3, v + 2], M[v + 4, v + 2] = -hz, hy, -hx
+    M[v + 4, v], M[v + 5, v], M[v + 5, v + 1] = hz, -hy, hx
+    M[v + 1, v + 3], M[v + 2, v + 3], M[v + 2, v + 4] = -hz, hy, -hx
+    M[v, v + 4], M[v, v + 5], M[v + 1, v + 5] = hz, -hy, hx
+    M[v + 3, v + 3], M[v + 4, v + 4], M[v + 5, v + 5] = ixx, iyy, izz
+    M[v + 3, v + 4], M[v + 3, v + 5], M[v + 4, v + 5] = ixy, ixz, iyz
+    M[v + 4, v + 3], M[v + 5, v + 3], M[v + 5, v + 4] = ixy, ixz, iyz
 
 
 _VEC = types.Array(types.float64, 1, "C")
