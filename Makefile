@@ -90,6 +90,7 @@ dynamics-demo: venv
 bench: venv
 	$(PY) benchmarks/bench_dynamics.py $(BENCH_ARGS)
 	$(PY) benchmarks/bench_soa_aba_crba.py
+	$(PY) benchmarks/bench_mass_matrix.py
 	$(PY) benchmarks/bench_derivatives.py
 	$(PY) benchmarks/bench_geometry.py
 	$(PY) benchmarks/bench_simulate.py
