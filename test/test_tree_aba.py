@@ -4,9 +4,12 @@
 It must give what the general ABA (``kernels/plan.forward_dynamics`` on a Data buffer) gives, to
 1e-12 of the largest acceleration (another summation order, FMA contraction and the polynomial
 sine), on the bundled arm, two robots of example-robot-data, a tree of off-axis revolute and
-prismatic joints, with armature and at big angles; agree with Pinocchio's ABA; and leave every
-bad input and singular case to the general path, which names what is wrong.
+prismatic joints, with armature and at big angles, and on floating bases (a free root row:
+go2, solo12, centauro, talos_reduced and a built tree with a rotated free origin); agree with
+Pinocchio's ABA; and leave every bad input and singular case to the general path, which names
+what is wrong.
 """
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -20,17 +23,20 @@ from lie_dynamics_ros.kernels import plan as KP
 from lie_dynamics_ros.kernels import soa as KS
 from lie_dynamics_ros.kernels import tree_aba as TA
 from lie_dynamics_ros.kernels.tree import TOPO
+from lie_dynamics_ros.lie import so3
 from oracle import Oracle, rel_err
 from test_batch_soa import PATHS, ROBOTS, model, states
+from test_batch_soa_free import PATHS as FREE_PATHS, ROBOTS as FREE_ROBOTS
+from test_batch_soa_free import model as free_model
 from models import zoo
 
 TOL = 1e-12
 
 
 def tree(m, q, v, tau):
-    """(status, qdd) of the tree entry called directly."""
+    """(status, qdd) of the tree entry called directly (a free root served too)."""
     acc = np.full(m.nv, np.nan)
-    return TA.forward_dynamics(tree_plan(m), q, v, tau, acc), acc
+    return TA.forward_dynamics(tree_plan(m, True), q, v, tau, acc), acc
 
 
 def general(m, q, v, tau):
@@ -225,3 +231,146 @@ def test_unserved_models_keep_the_general_path():
     assert tree_plan(m) is None
     q, v, t = (x[0] for x in states(m, 1))
     np.testing.assert_array_equal(ldr.forward_dynamics(m, q, v, t), general(m, q, v, t))
+
+
+# ----------------------------------------------------------------------------- free root
+def _arm_and_box():
+    """A fixed-base arm next to a free box carrying an off-axis joint: the free row is a root,
+    but not the first row."""
+    rng = np.random.default_rng(4)
+    b = ldr.ModelBuilder("arm_and_box")
+    b.add_link("base")
+    for name, joint, parent in (("r1", ldr.Revolute(rng.normal(size=3)), "base"),
+                                ("p1", ldr.Prismatic(rng.normal(size=3)), "l_r1"),
+                                ("box", ldr.Free(), "base"),
+                                ("r2", ldr.Revolute(rng.normal(size=3)), "l_box")):
+        b.add_link("l_" + name, mass=rng.uniform(0.5, 2), com=rng.normal(size=3) * 0.1,
+                   inertia=np.diag(rng.uniform(0.01, 0.1, 3)))
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3
+        b.add_joint(name, joint, parent, "l_" + name, origin=origin)
+    return b.build()
+
+
+FREE = FREE_ROBOTS + ["arm_and_box"]
+
+
+def fmodel(name):
+    return _arm_and_box() if name == "arm_and_box" else free_model(name)
+
+
+@pytest.mark.parametrize("name", FREE)
+def test_free_root_equals_the_general_kernel(name):
+    """Served only on request (tree_plan's default keeps refusing a free row); the public call
+    gives the entry's bits."""
+    m = fmodel(name)
+    assert tree_plan(m) is None and tree_plan(m, True) is not None
+    Q, V, T = states(m, 20, seed=5)
+    T *= 5.0
+    for q, v, t in zip(Q, V, T):
+        st, acc = tree(m, q, v, t)
+        assert st == L.OK
+        assert_close(acc, general(m, q, v, t))
+        np.testing.assert_array_equal(ldr.forward_dynamics(m, q, v, t), acc)
+        np.testing.assert_array_equal(ldr.forward_dynamics(m, list(q), v, t), acc)
+
+
+@pytest.mark.parametrize("name", list(FREE_PATHS))
+def test_free_root_against_pinocchio(name):
+    m = free_model(name)
+    oracle = Oracle(m, FREE_PATHS[name], True)
+    Q, V, T = states(m, 8, seed=12)
+    for q, v, t in zip(Q, V, T):
+        ref = oracle.aba(q, v, t)
+        acc = ldr.forward_dynamics(m, q, v, t)
+        assert rel_err(acc, ref) <= 1e-10, rel_err(acc, ref)
+
+
+@pytest.mark.parametrize("name", ["free_tree", "arm_and_box"])
+def test_free_root_inverts_inverse_dynamics_and_follows_gravity(name):
+    """ABA(q, v, RNEA(q, v, a)) = a; at rest without torques a free body falls: the base's
+    acceleration turned to the world is g when nothing else moves (a single free body)."""
+    m = fmodel(name)
+    Q, V, A = states(m, 10, seed=4)
+    for q, v, a in zip(Q, V, A):
+        np.testing.assert_allclose(tree(m, q, v, ldr.inverse_dynamics(m, q, v, a))[1], a,
+                                   rtol=0, atol=1e-10 * np.abs(a).max())
+    g = m.with_gravity((1.0, -2.0, -3.0))
+    q, v, t = Q[0], V[0], A[0]
+    assert_close(tree(g, q, v, t)[1], general(g, q, v, t))
+    assert np.abs(tree(g, q, v, t)[1] - tree(m, q, v, t)[1]).max() > 1e-3
+    b = ldr.ModelBuilder("box")
+    b.add_link("box", mass=2.0, com=(0.1, -0.2, 0.3), inertia=np.diag([0.1, 0.2, 0.3]))
+    b.add_joint("float", ldr.Free(), None, "box")
+    box = b.build().with_gravity((0.5, -1.0, -9.0))
+    assert tree_plan(box, True) is not None
+    q = ldr.random_configuration(box, np.random.default_rng(0))
+    st, acc = tree(box, q, np.zeros(6), np.zeros(6))
+    # the COM falls with g: R (a_lin + w_dot x c) = g, the body at rest does not turn
+    assert st == L.OK and np.abs(acc[3:]).max() <= 1e-14
+    np.testing.assert_allclose(so3.quat_to_rot(q[3:7]) @ acc[:3], (0.5, -1.0, -9.0),
+                               rtol=0, atol=1e-13)
+
+
+def test_free_root_normalizes_a_quaternion_as_the_general_kernel():
+    m = free_model("go2")
+    Q, V, T = states(m, 4, seed=2)
+    for q, v, t, s in zip(Q, V, T, (1 + 5e-7, 1 - 5e-7, 1 + 9e-7, 1.0)):
+        q = q.copy()
+        q[3:7] *= s
+        st, acc = tree(m, q, v, t)
+        assert st == L.OK
+        assert_close(acc, general(m, q, v, t))
+
+
+def _error(fn):
+    with pytest.raises(ldr.InputError) as e:
+        fn()
+    return str(e.value)
+
+
+@pytest.mark.parametrize("scale", [1.01, 1 + 2e-6, 0.0])
+def test_free_root_non_unit_quaternion_is_named(scale):
+    """BAD_QUATERNION from the entry; the public call raises the general path's error (a
+    caller's Data keeps the general kernel: the error it raised before)."""
+    m = free_model("solo12")
+    q, v, t = (x[0] for x in states(m, 1, seed=3))
+    q[3:7] *= scale
+    assert tree(m, q, v, t)[0] == L.BAD_QUATERNION
+    msg = _error(lambda: ldr.forward_dynamics(m, q, v, t))
+    assert msg.startswith("a quaternion in q is not of unit norm")
+    assert msg == _error(lambda: ldr.forward_dynamics(m, q, v, t, data=m.create_data()))
+
+
+@pytest.mark.parametrize("arg, col", [("q", 0), ("q", 4), ("v", 1), ("v", 5), ("v", 10),
+                                      ("tau", 2), ("tau", 3), ("tau", 12)])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_free_root_non_finite_input_is_named(arg, col, bad):
+    """In the base position (which no acceleration depends on), quaternion, twist, wrench or
+    a leg joint."""
+    m = free_model("go2")
+    args = dict(zip(("q", "v", "tau"), (x[0] for x in states(m, 1, seed=7))))
+    args[arg][col] = bad
+    assert tree(m, *args.values())[0] == L.NONFINITE
+    msg = _error(lambda: ldr.forward_dynamics(m, *args.values()))
+    assert re.match(rf"^non-finite .* in {arg}$", msg)
+    assert msg == _error(lambda: ldr.forward_dynamics(m, *args.values(), data=m.create_data()))
+
+
+def test_free_root_singular_inertia_names_the_joint():
+    """arm7 on a free joint: its base link has no mass, so the root's I^ is singular."""
+    m = ldr.load_urdf("arm7", floating_base=True)
+    q, v, t = (x[0] for x in states(m, 1))
+    assert tree(m, q, v, t)[0] == L.SINGULAR
+    msg = _error(lambda: ldr.forward_dynamics(m, q, v, t))
+    assert msg.startswith("singular articulated inertia: joint 'root_joint'")
+    assert msg == _error(lambda: ldr.forward_dynamics(m, q, v, t, data=m.create_data()))
+
+
+def test_free_root_overflow_is_named():
+    m = free_model("go2")
+    q, v, t = (x[0] for x in states(m, 1))
+    v[:] = 1e160
+    assert tree(m, q, v, t)[0] != L.OK
+    with pytest.raises(ldr.InputError, match="^overflow"):
+        ldr.forward_dynamics(m, q, v, t)

@@ -229,7 +229,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
         # a caller's Data gets the general kernel: contacts and loops read the articulated
         # inertias it leaves there (constrained.articulated_columns)
-        plan = tree_plan(model) if data is None and I.tree_ready.forward_dynamics else None
+        plan = tree_plan(model, True) if data is None and I.tree_ready.forward_dynamics else None
         if plan is not None:
             acc = np.empty(model.nv)
             try:
@@ -257,7 +257,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
                               lambda *x: forward_dynamics(model, *x))
     q, v, tau = qc, vc, tc
-    plan = tree_plan(model) if data is None and f_ext is None else None
+    plan = tree_plan(model, True) if data is None and f_ext is None else None
     if plan is not None:        # the bits of the fast path, whatever the input's type was
         acc = np.empty(model.nv)
         try:

@@ -324,8 +324,9 @@ class _Kernel:
         else:
             self.mask = np.ascontiguousarray(bool_mask(np.asarray(prescribed, dtype=np.bool_), nv))
             self.a_pres = _array(a_prescribed, nv, "a_prescribed")
-        # the tree ABA serves revolute/prismatic trees; hybrid steps keep the general kernel
-        plan = tree_plan(model) if prescribed is None else None
+        # the tree ABA serves revolute/prismatic trees, on a free root too; hybrid steps keep
+        # the general kernel
+        plan = tree_plan(model, True) if prescribed is None else None
         self.plan = _NO_PLAN if plan is None else plan
 
     def args(self, model, data):

@@ -9,9 +9,10 @@ explains the right action and why dexp^-1 is taken at -sigma). Free joints carry
 (linear, angular) velocity order of ``v`` (docs/conventions.md): the kernels read the two
 3-blocks by offset, so no permutation is needed here. Accelerations come from the articulated
 body algorithm or hybrid dynamics (Kim 2012, Tables 3 and 4) on the caller's Data, with the
-model's armature on M's diagonal (``kernels/dynamics.py``). A revolute/prismatic tree without
-prescribed joints passes its packed plan P (``algorithms/tree_plan.py``) and takes the tree
-ABA of ``kernels/tree_aba.py`` instead; other models pass an empty (0, tree.NP) P.
+model's armature on M's diagonal (``kernels/dynamics.py``). A revolute/prismatic tree, on a
+free root or not, without prescribed joints passes its packed plan P
+(``algorithms/tree_plan.py``) and takes the tree ABA of ``kernels/tree_aba.py`` instead; other
+models pass an empty (0, tree.NP) P.
 
 The cache key covers the kernel files imported (kernels/jit.py), so edits of the kernels
 called from here (kernels/dynamics.py, tree_aba.py, joint_kinematics.py, spatial.py)

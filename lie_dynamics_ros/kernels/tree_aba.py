@@ -11,10 +11,21 @@ The scalar twin of ``kernels/soa_aba.py`` (same passes, same formulas, one state
 - pass 3, root to leaves: A'_i = Ad_{T^-1} A_p + eta_i, qdd_i = (u_i - U_i^T A'_i) / D_i,
   A_i = A'_i + S_i qdd_i.
 
+A free root row (``soa.FREE``, parent the world: a floating base) is not turned: its
+q = (p, quaternion xyzw), v = (v_lin, w) in its frame, V = S v (S the swap of the two
+3-blocks) and eta = 0 (V_p = 0). Only the quaternion's rotation enters, through the gravity
+acceleration in the body frame A' = (0, Rq^T R0^T (-g)). In pass 2, once its children have
+added their terms, A = I^^-1 (S tau - B^) (Featherstone 2008, ch. 9: the floating base's
+a_0 = -I_0^A^-1 p_0^A) by an LDL^T of the 6x6 (``soa_aba.ldl6``, a pivot <= 1e-14 of the
+largest diagonal entry singular, as ``spatial.invert_spd``); pass 3 gives qdd = S^T (A - A').
+
 Work rows live on the stack (``tree.stack_matrix``): no allocation, no shared state. Status:
-``NONFINITE`` when an input holds NaN/Inf (``x * 0`` summed over the inputs), ``SINGULAR``
-when a D_i is not > 1e-300, ``OVERFLOW`` when finite inputs give a non-finite qdd; the public
-function then reruns the general kernel, which names the argument or the joint.
+``NONFINITE`` when an input holds NaN/Inf (``x * 0`` summed over the inputs),
+``BAD_QUATERNION`` when a free root's quaternion norm is 1e-6 or more off 1 (the general
+kernel's ``joint_kinematics._unit_quat`` rule; within it the quaternion is normalized),
+``SINGULAR`` when a D_i is not > 1e-300 or the free root's I^ has a singular pivot,
+``OVERFLOW`` when finite inputs give a non-finite qdd; the public function then reruns the
+general kernel, which names the argument or the joint.
 
 Compiled with ``fastmath={'contract'}`` (FMA only, as kernels/soa.py states); nothing else of
 IEEE arithmetic is relaxed, so NaN and Inf reach the status.
@@ -24,19 +35,21 @@ import math
 from numba import types
 
 from .jit import JIT, njit
-from .layout import OK, NONFINITE, SINGULAR, OVERFLOW, BAD_SIZE
-from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, BIG_ANGLE, _sincos)
-from .soa_aba import inertia_to_parent, force_to_parent
+from .layout import OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW, BAD_SIZE
+from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, FREE, BIG_ANGLE,
+                  _sincos)
+from .soa_aba import inertia_to_parent, force_to_parent, ldl6
 from .tree import TOPO, NP, MAX_BODIES, stack_matrix
 
 _JIT = dict(JIT, fastmath={"contract"})
 
 # columns of a body's work row
 XV = 0      # twist V (angular, linear) in pass 1, acceleration A in pass 3 (6)
-XE = 6      # eta: its angular x, y and linear x, y (its z parts are zero) (4)
+XE = 6      # eta: its angular x, y and linear x, y (its z parts are zero) (4); a free root:
+            # the linear A' = Rq^T R0^T (-g) (3)
 XB = 10     # bias wrench B^, then B^ plus the children's terms (6)
 XI = 16     # articulated inertia: A (xx yy zz xy xz yz), B (row-major), C (as A) (21)
-XU = 37     # U = I^ S (6)
+XU = 37     # U = I^ S (6); a free root: its A = I^^-1 (S tau - B^)
 XD = 43     # 1 / D
 XF = 44     # u = tau - S^T B^
 XC = 45     # cos q (revolute) or q (prismatic)
@@ -78,12 +91,79 @@ def _from_parent(R, t, w0, w1, w2, u0, u1, u2):
 
 
 @njit(inline="always", **_JIT)
-def _velocities(P, W, q, v, nb):
-    """Pass 1; returns sum(x * 0) over q and v (0 or NaN)."""
+def _body_terms(P, W, i, w0, w1, w2, v0, v1, v2):
+    """V_i = (w, v), B^_i = -ad*_V I_i V and I^_i := I_i into the work row of body i."""
+    W[i, XV], W[i, XV + 1], W[i, XV + 2] = w0, w1, w2
+    W[i, XV + 3], W[i, XV + 4], W[i, XV + 5] = v0, v1, v2
+    ixx, iyy, izz = P[i, GI], P[i, GI + 1], P[i, GI + 2]
+    ixy, ixz, iyz = P[i, GI + 3], P[i, GI + 4], P[i, GI + 5]
+    cx, cy, cz, m = P[i, GC], P[i, GC + 1], P[i, GC + 2], P[i, GM]
+    # I V = (Ibar w + mc x v, m v - mc x w); B^ = -ad*_V I V = (w x ha + v x hl, w x hl)
+    hl0 = m * v0 - (cy * w2 - cz * w1)
+    hl1 = m * v1 - (cz * w0 - cx * w2)
+    hl2 = m * v2 - (cx * w1 - cy * w0)
+    ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
+    ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
+    ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
+    W[i, XB] = (w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1)
+    W[i, XB + 1] = (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2)
+    W[i, XB + 2] = (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0)
+    W[i, XB + 3] = w1 * hl2 - w2 * hl1
+    W[i, XB + 4] = w2 * hl0 - w0 * hl2
+    W[i, XB + 5] = w0 * hl1 - w1 * hl0
+    # I^ := I = [[Ibar, m[c]], [m[c]^T, m 1]]
+    W[i, XI], W[i, XI + 1], W[i, XI + 2] = ixx, iyy, izz
+    W[i, XI + 3], W[i, XI + 4], W[i, XI + 5] = ixy, ixz, iyz
+    W[i, XI + 6], W[i, XI + 7], W[i, XI + 8] = 0.0, -cz, cy
+    W[i, XI + 9], W[i, XI + 10], W[i, XI + 11] = cz, 0.0, -cx
+    W[i, XI + 12], W[i, XI + 13], W[i, XI + 14] = -cy, cx, 0.0
+    W[i, XI + 15], W[i, XI + 16], W[i, XI + 17] = m, m, m
+    W[i, XI + 18], W[i, XI + 19], W[i, XI + 20] = 0.0, 0.0, 0.0
+
+
+@njit(inline="always", **_JIT)
+def _free_velocity(P, W, q, v, i):
+    """Pass 1 on a free root row: V = S v, and A' = Rq^T R0^T (-g) into the XE columns (Rq the
+    rotation of the normalized quaternion, ``lie.quat_to_rot``). Returns (sum(x * 0) over its
+    q and v, whether the quaternion's norm is within 1e-6 of 1)."""
+    jq, jv = int(P[i, TOPO + TQ]), int(P[i, TOPO + TV])
     chk = 0.0
+    for k in range(7):
+        chk += q[jq + k] * 0.0
+    for k in range(6):
+        chk += v[jv + k] * 0.0
+    x, y, z, w = q[jq + 3], q[jq + 4], q[jq + 5], q[jq + 6]
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    unit = abs(n - 1.0) < 1e-6
+    x, y, z, w = x / n, y / n, z / n, w / n
+    g0, g1, g2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
+    u0 = P[i, GR] * g0 + P[i, GR + 3] * g1 + P[i, GR + 6] * g2
+    u1 = P[i, GR + 1] * g0 + P[i, GR + 4] * g1 + P[i, GR + 7] * g2
+    u2 = P[i, GR + 2] * g0 + P[i, GR + 5] * g1 + P[i, GR + 8] * g2
+    W[i, XE] = ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
+                + 2.0 * (x * z - y * w) * u2)
+    W[i, XE + 1] = (2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
+                    + 2.0 * (y * z + x * w) * u2)
+    W[i, XE + 2] = (2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
+                    + (1.0 - 2.0 * (x * x + y * y)) * u2)
+    _body_terms(P, W, i, v[jv + 3], v[jv + 4], v[jv + 5], v[jv], v[jv + 1], v[jv + 2])
+    return chk, unit
+
+
+@njit(inline="always", **_JIT)
+def _velocities(P, W, q, v, nb):
+    """Pass 1; returns (sum(x * 0) over q and v (0 or NaN), whether every free root's
+    quaternion is a unit one)."""
+    chk = 0.0
+    unit = True
     for k in range(6):
         W[0, XV + k] = 0.0
     for i in range(1, nb + 1):
+        if P[i, TOPO + TK] == FREE:
+            c, u = _free_velocity(P, W, q, v, i)
+            chk += c
+            unit &= u
+            continue
         p = int(P[i, TOPO + TP])
         rev = P[i, TOPO + TK] == REVOLUTE
         x, qd = q[int(P[i, TOPO + TQ])], v[int(P[i, TOPO + TV])]
@@ -105,39 +185,43 @@ def _velocities(P, W, q, v, nb):
         else:
             v2 += qd
             W[i, XE], W[i, XE + 1], W[i, XE + 2], W[i, XE + 3] = 0.0, 0.0, qd * w1, -qd * w0
-        W[i, XV], W[i, XV + 1], W[i, XV + 2] = w0, w1, w2
-        W[i, XV + 3], W[i, XV + 4], W[i, XV + 5] = v0, v1, v2
-        ixx, iyy, izz = P[i, GI], P[i, GI + 1], P[i, GI + 2]
-        ixy, ixz, iyz = P[i, GI + 3], P[i, GI + 4], P[i, GI + 5]
-        cx, cy, cz, m = P[i, GC], P[i, GC + 1], P[i, GC + 2], P[i, GM]
-        # I V = (Ibar w + mc x v, m v - mc x w); B^ = -ad*_V I V = (w x ha + v x hl, w x hl)
-        hl0 = m * v0 - (cy * w2 - cz * w1)
-        hl1 = m * v1 - (cz * w0 - cx * w2)
-        hl2 = m * v2 - (cx * w1 - cy * w0)
-        ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
-        ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
-        ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
-        W[i, XB] = (w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1)
-        W[i, XB + 1] = (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2)
-        W[i, XB + 2] = (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0)
-        W[i, XB + 3] = w1 * hl2 - w2 * hl1
-        W[i, XB + 4] = w2 * hl0 - w0 * hl2
-        W[i, XB + 5] = w0 * hl1 - w1 * hl0
-        # I^ := I = [[Ibar, m[c]], [m[c]^T, m 1]]
-        W[i, XI], W[i, XI + 1], W[i, XI + 2] = ixx, iyy, izz
-        W[i, XI + 3], W[i, XI + 4], W[i, XI + 5] = ixy, ixz, iyz
-        W[i, XI + 6], W[i, XI + 7], W[i, XI + 8] = 0.0, -cz, cy
-        W[i, XI + 9], W[i, XI + 10], W[i, XI + 11] = cz, 0.0, -cx
-        W[i, XI + 12], W[i, XI + 13], W[i, XI + 14] = -cy, cx, 0.0
-        W[i, XI + 15], W[i, XI + 16], W[i, XI + 17] = m, m, m
-        W[i, XI + 18], W[i, XI + 19], W[i, XI + 20] = 0.0, 0.0, 0.0
-    return chk
+        _body_terms(P, W, i, w0, w1, w2, v0, v1, v2)
+    return chk, unit
+
+
+@njit(inline="always", **_JIT)
+def _free_root(P, W, tau, i):
+    """Pass 2 on a free root row, its children's terms in: A = I^^-1 (S tau - B^) into the XU
+    columns (tau in v's order: force, then moment). Returns False for a singular pivot."""
+    jv = int(P[i, TOPO + TV])
+    axx, ayy, azz = W[i, XI], W[i, XI + 1], W[i, XI + 2]
+    axy, axz, ayz = W[i, XI + 3], W[i, XI + 4], W[i, XI + 5]
+    b00, b01, b02 = W[i, XI + 6], W[i, XI + 7], W[i, XI + 8]
+    b10, b11, b12 = W[i, XI + 9], W[i, XI + 10], W[i, XI + 11]
+    b20, b21, b22 = W[i, XI + 12], W[i, XI + 13], W[i, XI + 14]
+    cxx, cyy, czz = W[i, XI + 15], W[i, XI + 16], W[i, XI + 17]
+    cxy, cxz, cyz = W[i, XI + 18], W[i, XI + 19], W[i, XI + 20]
+    s = 1e-14 * max(axx, ayy, azz, cxx, cyy, czz)
+    # I^ = [[A, B], [B^T, C]]: rows 3-5 of its lower triangle are B^T's rows, then C's
+    x0, x1, x2, x3, x4, x5 = ldl6(
+        axx, axy, ayy, axz, ayz, azz, b00, b10, b20, cxx, b01, b11, b21, cxy, cyy,
+        b02, b12, b22, cxz, cyz, czz,
+        tau[jv + 3] - W[i, XB], tau[jv + 4] - W[i, XB + 1], tau[jv + 5] - W[i, XB + 2],
+        tau[jv] - W[i, XB + 3], tau[jv + 1] - W[i, XB + 4], tau[jv + 2] - W[i, XB + 5], s)
+    W[i, XU], W[i, XU + 1], W[i, XU + 2] = x0, x1, x2
+    W[i, XU + 3], W[i, XU + 4], W[i, XU + 5] = x3, x4, x5
+    return x0 * 0.0 + x1 * 0.0 + x2 * 0.0 + x3 * 0.0 + x4 * 0.0 + x5 * 0.0 == 0.0
 
 
 @njit(inline="always", **_JIT)
 def _articulate(P, W, tau, nb):
-    """Pass 2, children first; returns the first row whose D is not > 1e-300, else 0."""
+    """Pass 2, children first; returns the first row whose D is not > 1e-300 (or a free root
+    whose I^ is singular), else 0."""
     for i in range(nb, 0, -1):
+        if P[i, TOPO + TK] == FREE:     # a root: the world takes nothing
+            if not _free_root(P, W, tau, i):
+                return i
+            continue
         p = int(P[i, TOPO + TP])
         rev = P[i, TOPO + TK] == REVOLUTE
         axx, ayy, azz = W[i, XI], W[i, XI + 1], W[i, XI + 2]
@@ -218,6 +302,15 @@ def _accelerations(P, W, acc, nb):
     W[0, XV], W[0, XV + 1], W[0, XV + 2] = 0.0, 0.0, 0.0
     W[0, XV + 3], W[0, XV + 4], W[0, XV + 5] = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
     for i in range(1, nb + 1):
+        if P[i, TOPO + TK] == FREE:     # A from pass 2; qdd = S^T (A - A')
+            jv = int(P[i, TOPO + TV])
+            for k in range(3):
+                a_ang, a_lin = W[i, XU + k], W[i, XU + 3 + k]
+                W[i, XV + k], W[i, XV + 3 + k] = a_ang, a_lin
+                x = a_lin - W[i, XE + k]
+                acc[jv + k], acc[jv + 3 + k] = x, a_ang
+                chk += x * 0.0 + a_ang * 0.0
+            continue
         p = int(P[i, TOPO + TP])
         rev = P[i, TOPO + TK] == REVOLUTE
         R, t = _joint_frame(P, W, i, rev)
@@ -265,9 +358,11 @@ def _passes(P, q, v, tau, acc):
     """The three passes and the status (module docstring)."""
     nb = P.shape[0] - 1
     W = _work()
-    chk = _velocities(P, W, q, v, nb)
+    chk, unit = _velocities(P, W, q, v, nb)
     for k in range(tau.shape[0]):
         chk += tau[k] * 0.0
+    if not unit:
+        return NONFINITE if chk != 0.0 else BAD_QUATERNION
     if _articulate(P, W, tau, nb) != 0:
         return NONFINITE if chk != 0.0 else SINGULAR
     if _accelerations(P, W, acc, nb) != 0.0:
