@@ -100,6 +100,8 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
     pf0, pf1, pf2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
     bad = 0.0
     unit = True         # every free joint's quaternion of unit norm
+    # with v = a = 0 every body's acceleration is gravity alone, (0, R^T (-g)): no angular part
+    acc = use_v or use_a
     for i in range(1, nb + 1):
         g = P[i]
         p = int(g[TOPO + TP])
@@ -122,19 +124,23 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         qdd = a[jv] if use_a else 0.0
         if p != i - 1:
             Wp = W[p]
-            pe0, pe1, pe2, pf0, pf1, pf2 = (Wp[SA], Wp[SA + 1], Wp[SA + 2], Wp[SA + 3],
-                                            Wp[SA + 4], Wp[SA + 5])
+            pf0, pf1, pf2 = Wp[SA + 3], Wp[SA + 4], Wp[SA + 5]
+            if acc:
+                pe0, pe1, pe2 = Wp[SA], Wp[SA + 1], Wp[SA + 2]
             if use_v:
                 pw0, pw1, pw2, pv0, pv1, pv2 = (Wp[SV], Wp[SV + 1], Wp[SV + 2], Wp[SV + 3],
                                                 Wp[SV + 4], Wp[SV + 5])
         # Ad_{X^-1} of the parent's twist and acceleration (Kim 2012, eq. 37): R^T w,
         # R^T (v + w x p)
-        e0, e1, e2 = pe0, pe1, pe2
-        u0 = pf0 + (e1 * pz - e2 * py)
-        u1 = pf1 + (e2 * px - e0 * pz)
-        u2 = pf2 + (e0 * py - e1 * px)
-        e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
-                      r02 * e0 + r12 * e1 + r22 * e2)
+        e0 = e1 = e2 = 0.0
+        u0, u1, u2 = pf0, pf1, pf2
+        if acc:
+            e0, e1, e2 = pe0, pe1, pe2
+            u0 += e1 * pz - e2 * py
+            u1 += e2 * px - e0 * pz
+            u2 += e0 * py - e1 * px
+            e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
+                          r02 * e0 + r12 * e1 + r22 * e2)
         f0, f1, f2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
                       r02 * u0 + r12 * u1 + r22 * u2)
         w0 = w1 = w2 = v0 = v1 = v2 = 0.0
@@ -170,7 +176,10 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
                 w0, w1, w2 = v[jv + 3], v[jv + 4], v[jv + 5]
                 v0, v1, v2 = v[jv], v[jv + 1], v[jv + 2]
         else:
-            f0, f1 = f0 + x * e1, f1 - x * e0
+            if acc:
+                f0, f1 = f0 + x * e1, f1 - x * e0
+            else:       # x is not read above: its NaN must reach the status
+                bad += x * 0.0
             if use_v:
                 v0, v1 = v0 + x * w1, v1 - x * w0
                 v2 += qd
@@ -183,12 +192,15 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w); F = I A + (w x h_a + v x h_l, w x h_l)
         ixx, iyy, izz, ixy, ixz, iyz = g[GI], g[GI + 1], g[GI + 2], g[GI + 3], g[GI + 4], g[GI + 5]
         cx, cy, cz, m = g[GC], g[GC + 1], g[GC + 2], g[GM]
-        n0 = ixx * e0 + ixy * e1 + ixz * e2 + (cy * f2 - cz * f1)
-        n1 = ixy * e0 + iyy * e1 + iyz * e2 + (cz * f0 - cx * f2)
-        n2 = ixz * e0 + iyz * e1 + izz * e2 + (cx * f1 - cy * f0)
-        l0 = m * f0 - (cy * e2 - cz * e1)
-        l1 = m * f1 - (cz * e0 - cx * e2)
-        l2 = m * f2 - (cx * e1 - cy * e0)
+        n0, n1, n2 = cy * f2 - cz * f1, cz * f0 - cx * f2, cx * f1 - cy * f0
+        l0, l1, l2 = m * f0, m * f1, m * f2
+        if acc:
+            n0 += ixx * e0 + ixy * e1 + ixz * e2
+            n1 += ixy * e0 + iyy * e1 + iyz * e2
+            n2 += ixz * e0 + iyz * e1 + izz * e2
+            l0 -= cy * e2 - cz * e1
+            l1 -= cz * e0 - cx * e2
+            l2 -= cx * e1 - cy * e0
         if use_v:
             Wi[SV], Wi[SV + 1], Wi[SV + 2], Wi[SV + 3], Wi[SV + 4], Wi[SV + 5] = \
                 w0, w1, w2, v0, v1, v2
