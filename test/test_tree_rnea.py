@@ -416,3 +416,20 @@ def test_free_root_other_forms_give_the_same_bits():
     assert np.array_equal(ldr.inverse_dynamics(m, q, v, a, data=m.create_data()), tau)
     # f_ext takes the general kernel: equal to round-off
     assert_close(ldr.inverse_dynamics(m, q, v, a, f_ext=np.zeros((m.njoints, 6))), tau)
+
+
+@pytest.mark.parametrize("name", ["axes_tree", "free_chain"])
+def test_a_non_finite_joint_anywhere_gives_nonfinite(name):
+    """Every joint's q, v and a, one at a time (a prismatic root's q included, on which no
+    gravity torque depends): each entry that reads the input says NONFINITE."""
+    m = model(name) if name == "axes_tree" else free_model(name)
+    q0, v0, a0 = free_states(m, 1, seed=30)[0]
+    for arg, n in (("q", m.nq), ("v", m.nv), ("a", m.nv)):
+        for k in range(n):
+            q, v, a = q0.copy(), v0.copy(), a0.copy()
+            {"q": q, "v": v, "a": a}[arg][k] = math.nan
+            for entry in WHICH:
+                if (entry == "nonlinear" and arg == "a") or (entry == "gravity" and arg != "q"):
+                    continue
+                vv, aa = zeroed(m, v, a, entry)
+                assert tree(m, q, vv, aa, entry)[0] == L.NONFINITE, (arg, k, entry)

@@ -22,8 +22,9 @@ Entries (each returns a status of ``layout``): ``inverse_dynamics(P, q, v, a, ta
 ``nonlinear(P, q, v, tau)`` (a = 0) and ``gravity(P, q, tau)`` (v = a = 0): one inlined body,
 the zero terms removed at compile time. Inputs of the wrong length give BAD_SIZE before any
 read; a non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW,
-as the general kernels do (NaN and Inf reach tau through the IEEE arithmetic; the inputs are
-scanned only then), and BAD_QUATERNION for a free joint's finite quaternion whose norm is
+as the general kernels do (each input's x * 0 and each torque's are summed: NaN exactly when
+one is not finite, as not every input reaches a torque; the inputs are scanned only then),
+and BAD_QUATERNION for a free joint's finite quaternion whose norm is
 1e-6 or more off 1 (the general kernel's rule; it normalizes the others). Scratch lives on
 the stack (no allocation, no shared state), and the arguments are read through views without
 reference counts (kernels/views.py: 10 atomic counts fewer per call, 30 ns).
@@ -122,6 +123,9 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         x = q[jq]
         qd = v[jv] if use_v else 0.0
         qdd = a[jv] if use_a else 0.0
+        # every input into the status: some reach no torque (a prismatic leaf's qd or, with
+        # v = a = 0, its q, on a root)
+        bad += (x + qd + qdd) * 0.0
         if p != i - 1:
             Wp = W[p]
             pf0, pf1, pf2 = Wp[SA + 3], Wp[SA + 4], Wp[SA + 5]
@@ -172,14 +176,14 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
             if use_a:
                 e0, e1, e2 = a[jv + 3], a[jv + 4], a[jv + 5]
                 f0, f1, f2 = f0 + a[jv], f1 + a[jv + 1], f2 + a[jv + 2]
+                bad += (e0 + e1 + e2 + a[jv + 1] + a[jv + 2]) * 0.0
             if use_v:
                 w0, w1, w2 = v[jv + 3], v[jv + 4], v[jv + 5]
                 v0, v1, v2 = v[jv], v[jv + 1], v[jv + 2]
+                bad += (w0 + w1 + w2 + v1 + v2) * 0.0
         else:
             if acc:
                 f0, f1 = f0 + x * e1, f1 - x * e0
-            else:       # x is not read above: its NaN must reach the status
-                bad += x * 0.0
             if use_v:
                 v0, v1 = v0 + x * w1, v1 - x * w0
                 v2 += qd
