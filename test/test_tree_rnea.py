@@ -4,7 +4,9 @@ Each entry must give what the general compiled entry (kernels/plan.inverse_dynam
 matrices and 6 x 6 inertias) gives on the same states, to 1e-12 of the largest torque (another
 frame per body, another summation order, FMA contraction, a polynomial sine); what Pinocchio
 gives to 1e-10; the status codes of the general path; and the public functions take it for a
-float64 state and give the same bits for any other form of the same state.
+float64 state and give the same bits for any other form of the same state. The same on
+floating-base robots (a free root joint: ``tree_plan(model, True)``), whose base quaternion is
+checked as the general path checks it, and a free fall and a robot at rest as identities.
 """
 import math
 
@@ -18,8 +20,11 @@ from lie_dynamics_ros.kernels import plan as KP
 from lie_dynamics_ros.kernels import soa as KS
 from lie_dynamics_ros.kernels import tree_rnea as KR
 from lie_dynamics_ros.kernels.tree import MAX_BODIES, TOPO
+from lie_dynamics_ros.lie import so3
 from oracle import Oracle, bundled, erd, rel_err
 from test_batch_soa import axes_tree
+import test_batch_soa_free as F
+from test_tree_crba import free_model
 
 TOL = 1e-12
 PATHS = {"arm7": bundled("arm7.urdf"), "xarm7": erd("xarm_description/urdf/xarm7.urdf"),
@@ -61,7 +66,7 @@ def general(m, q, v, a):
 
 def tree(m, q, v, a, which):
     """The tree entry ``which`` (status, tau)."""
-    P, tau = tree_plan(m), np.empty(m.nv)
+    P, tau = tree_plan(m, True), np.empty(m.nv)
     args = {"inverse_dynamics": (q, v, a), "nonlinear": (q, v), "gravity": (q,)}[which]
     return getattr(KR, which)(P, *args, tau), tau
 
@@ -226,10 +231,205 @@ def test_a_plan_of_another_shape_is_refused():
 
 
 def test_models_the_plan_does_not_serve_keep_the_general_path():
-    """A floating base (free joint) is not served: the public call is the general kernel's."""
-    m = ldr.load_urdf("arm7", floating_base=True)
-    assert tree_plan(m) is None
+    """A free joint below another body is not served: the public call is the general kernel's."""
+    m = F.free_tree(free_below=True)
+    assert tree_plan(m, True) is None
     rng = np.random.default_rng(9)
     q, v, a = state(m, rng)
     st, ref = general(m, q, v, a)
     assert st == L.OK and np.array_equal(ldr.inverse_dynamics(m, q, v, a), ref)
+
+
+# a free root joint (a floating base): tree_plan(model, True), which the public calls ask for
+
+FREE_ROBOTS = ["centauro", "go2", "solo12", "talos_reduced", "free_tree", "free_chain",
+               "arm_and_free"]
+WHICH = ("inverse_dynamics", "nonlinear", "gravity")
+
+
+def free_states(m, n, seed):
+    Q, V, A = F.states(m, n, seed=seed)
+    return list(zip(Q, V, A))
+
+
+def zeroed(m, v, a, which):
+    """(v, a) as the entry ``which`` takes them: zero where it does not read them."""
+    z = np.zeros(m.nv)
+    return {"inverse_dynamics": (v, a), "nonlinear": (v, z), "gravity": (z, z)}[which]
+
+
+@pytest.mark.parametrize("name", FREE_ROBOTS)
+def test_free_root_equals_the_general_kernel(name):
+    """ID, C v + g and g against kernels/plan.py's entry, and the public calls give the tree
+    entry's bits (a float64 state)."""
+    m = free_model(name)
+    P = tree_plan(m, True)
+    assert P is not None and (P[1:, TOPO + KS.TK] == KS.FREE).sum() == 1
+    for q, v, a in free_states(m, 10, seed=21):
+        for which in WHICH:
+            vv, aa = zeroed(m, v, a, which)
+            st, tau = tree(m, q, vv, aa, which)
+            st_ref, ref = general(m, q, vv, aa)
+            assert st == st_ref == L.OK
+            assert_close(tau, ref)
+        assert np.array_equal(ldr.inverse_dynamics(m, q, v, a),
+                              tree(m, q, v, a, "inverse_dynamics")[1])
+        assert np.array_equal(ldr.nonlinear_effects(m, q, v), tree(m, q, v, a, "nonlinear")[1])
+        assert np.array_equal(ldr.gravity_torques(m, q), tree(m, q, v, a, "gravity")[1])
+
+
+@pytest.mark.parametrize("name", ["centauro", "talos_reduced"])
+def test_free_root_big_angles(name):
+    """Beyond BIG_ANGLE the joints' sine hands over to libm; the base is unaffected."""
+    m = free_model(name)
+    P = tree_plan(m, True)
+    rev = [int(P[i, TOPO + KS.TQ]) for i in range(1, P.shape[0])
+           if P[i, TOPO + KS.TK] == KS.REVOLUTE]
+    rng = np.random.default_rng(22)
+    for q, v, a in free_states(m, 5, seed=22):
+        q[rev] += 3 * KS.BIG_ANGLE * rng.choice([-1.0, 1.0], len(rev))
+        st, tau = tree(m, q, v, a, "inverse_dynamics")
+        st_ref, ref = general(m, q, v, a)
+        assert st == st_ref == L.OK
+        assert_close(tau, ref)
+
+
+@pytest.mark.parametrize("gravity", [None, (1.5, -2.0, -9.0)])
+@pytest.mark.parametrize("name", ["centauro", "go2", "solo12", "talos_reduced"])
+def test_free_root_against_pinocchio(name, gravity):
+    m = free_model(name)
+    if gravity is not None:
+        m = m.with_gravity(gravity)
+    oracle = Oracle(m, F.PATHS[name], True)
+    z = np.zeros(m.nv)
+    for q, v, a in free_states(m, 5, seed=23):
+        for tau, ref in ((ldr.inverse_dynamics(m, q, v, a), oracle.rnea(q, v, a)),
+                         (ldr.nonlinear_effects(m, q, v), oracle.rnea(q, v, z)),
+                         (ldr.gravity_torques(m, q), oracle.gravity(q))):
+            assert rel_err(tau, ref) <= 1e-10, rel_err(tau, ref)
+
+
+@pytest.mark.parametrize("name", FREE_ROBOTS)
+def test_free_root_gravity_and_nonlinear_are_the_inverse_dynamics(name):
+    """g = ID(q, 0, 0) and C v + g = ID(q, v, 0): the entries of one kernel, the zero terms
+    removed at compile time."""
+    m = free_model(name)
+    z = np.zeros(m.nv)
+    for q, v, _ in free_states(m, 10, seed=24):
+        assert_close(tree(m, q, z, z, "gravity")[1], tree(m, q, z, z, "inverse_dynamics")[1])
+        assert_close(tree(m, q, v, z, "nonlinear")[1], tree(m, q, v, z, "inverse_dynamics")[1])
+
+
+@pytest.mark.parametrize("name", ["go2", "talos_reduced"])
+def test_free_root_free_fall_and_rest(name):
+    """The base accelerating with gravity (R^T g in its frame), no velocity: every body falls
+    freely and no torque is needed. At rest the base holds the weight: its force, turned to the
+    world, is -(total mass) g. A gravity off the z axis tests the base's rotation."""
+    m = free_model(name).with_gravity((2.0, -1.0, -9.5))
+    mass = sum(float(m.mI[i, 3, 3]) for i in range(1, m.mi.shape[0]))
+    z = np.zeros(m.nv)
+    for q, _, _ in free_states(m, 10, seed=25):
+        R = so3.quat_to_rot(q[3:7])
+        fall = z.copy()
+        fall[:3] = R.T @ np.asarray(m.gravity)
+        st, tau = tree(m, q, z, fall, "inverse_dynamics")
+        assert st == L.OK
+        np.testing.assert_allclose(tau, 0.0, rtol=0, atol=1e-12 * mass * 10)
+        st, g = tree(m, q, z, z, "gravity")
+        assert st == L.OK
+        np.testing.assert_allclose(R @ g[:3], -mass * np.asarray(m.gravity), rtol=1e-12,
+                                   atol=1e-12 * mass * 10)
+
+
+@pytest.mark.parametrize("where", [("q", 0), ("q", 2), ("q", 4), ("q", 6), ("q", 9),
+                                   ("v", 1), ("v", 5), ("v", 8), ("a", 3), ("a", 10)])
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_free_root_non_finite_input_is_named(where, bad):
+    """A NaN or Inf in the base position (which no torque depends on), quaternion, twist or
+    acceleration, or in a leg joint: the entries say NONFINITE, the public calls the general
+    path's error naming the argument."""
+    m = free_model("go2")
+    q, v, a = free_states(m, 1, seed=26)[0]
+    which, k = where
+    {"q": q, "v": v, "a": a}[which][k] = bad
+    for entry in WHICH:
+        if (entry == "nonlinear" and which == "a") or (entry == "gravity" and which != "q"):
+            continue
+        vv, aa = zeroed(m, v, a, entry)
+        assert tree(m, q, vv, aa, entry)[0] == L.NONFINITE, entry
+    pattern = rf"^non-finite values \(NaN or Inf\) in {which}$"
+    with pytest.raises(ldr.InputError, match=pattern):
+        ldr.inverse_dynamics(m, q, v, a)
+    if which != "a":
+        with pytest.raises(ldr.InputError, match=pattern):
+            ldr.nonlinear_effects(m, q, v)
+    if which == "q":
+        with pytest.raises(ldr.InputError, match=pattern):
+            ldr.gravity_torques(m, q)
+
+
+@pytest.mark.parametrize("scale", [1 + 2e-6, 1 - 2e-6, 0.5, 0.0])
+def test_free_root_non_unit_quaternion_is_named(scale):
+    m = free_model("centauro")
+    q, v, a = free_states(m, 1, seed=27)[0]
+    q[3:7] *= scale
+    for entry in WHICH:
+        vv, aa = zeroed(m, v, a, entry)
+        assert tree(m, q, vv, aa, entry)[0] == L.BAD_QUATERNION, entry
+    assert general(m, q, v, a)[0] == L.BAD_QUATERNION
+    pattern = r"^a quaternion in q is not of unit norm \(tolerance 1e-6\)"
+    for form in (q, list(q)):           # the fast path, and the checked one after conversion
+        with pytest.raises(ldr.InputError, match=pattern):
+            ldr.inverse_dynamics(m, form, v, a)
+        with pytest.raises(ldr.InputError, match=pattern):
+            ldr.nonlinear_effects(m, form, v)
+        with pytest.raises(ldr.InputError, match=pattern):
+            ldr.gravity_torques(m, form)
+
+
+def test_free_root_quaternion_within_tolerance_is_normalized():
+    """A norm less than 1e-6 off 1 is served and normalized, as the general kernel does."""
+    m = free_model("free_tree")
+    q, v, a = free_states(m, 1, seed=28)[0]
+    for scale in (1 + 5e-7, 1 - 5e-7):
+        qs = q.copy()
+        qs[3:7] *= scale
+        for which in WHICH:
+            vv, aa = zeroed(m, v, a, which)
+            st, tau = tree(m, qs, vv, aa, which)
+            assert st == L.OK
+            assert_close(tau, general(m, qs, vv, aa)[1])
+            assert_close(tau, tree(m, q, vv, aa, which)[1])
+
+
+def test_free_root_other_forms_give_the_same_bits():
+    m = free_model("go2")
+    q, v, a = free_states(m, 1, seed=29)[0]
+    tau, nle, g = (ldr.inverse_dynamics(m, q, v, a), ldr.nonlinear_effects(m, q, v),
+                   ldr.gravity_torques(m, q))
+    ro = q.copy()
+    ro.flags.writeable = False
+    for qq in (np.repeat(q, 2)[::2], q.reshape(m.nq, 1), list(q), ro):
+        assert np.array_equal(ldr.inverse_dynamics(m, qq, v, a), tau)
+        assert np.array_equal(ldr.nonlinear_effects(m, qq, v), nle)
+        assert np.array_equal(ldr.gravity_torques(m, qq), g)
+    assert np.array_equal(ldr.inverse_dynamics(m, q, v, a, data=m.create_data()), tau)
+    # f_ext takes the general kernel: equal to round-off
+    assert_close(ldr.inverse_dynamics(m, q, v, a, f_ext=np.zeros((m.njoints, 6))), tau)
+
+
+@pytest.mark.parametrize("name", ["axes_tree", "free_chain"])
+def test_a_non_finite_joint_anywhere_gives_nonfinite(name):
+    """Every joint's q, v and a, one at a time (a prismatic root's q included, on which no
+    gravity torque depends): each entry that reads the input says NONFINITE."""
+    m = model(name) if name == "axes_tree" else free_model(name)
+    q0, v0, a0 = free_states(m, 1, seed=30)[0]
+    for arg, n in (("q", m.nq), ("v", m.nv), ("a", m.nv)):
+        for k in range(n):
+            q, v, a = q0.copy(), v0.copy(), a0.copy()
+            {"q": q, "v": v, "a": a}[arg][k] = math.nan
+            for entry in WHICH:
+                if (entry == "nonlinear" and arg == "a") or (entry == "gravity" and arg != "q"):
+                    continue
+                vv, aa = zeroed(m, v, a, entry)
+                assert tree(m, q, vv, aa, entry)[0] == L.NONFINITE, (arg, k, entry)

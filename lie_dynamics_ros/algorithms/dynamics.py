@@ -29,8 +29,9 @@ _tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gra
 # so that a float64 state costs a few attribute reads here. Anything else (lists, int arrays,
 # batches, f_ext, Python joints, a bad status) takes the checked path, which converts, evaluates
 # batches and names the argument at fault. ID, g and C v + g first try the entries of
-# kernels/tree_rnea.py on the models that tree_plan serves (revolute and prismatic trees), on
-# both paths, so that a converted argument gives the same bits as a float64 one.
+# kernels/tree_rnea.py on the models that tree_plan serves (revolute and prismatic trees,
+# under a free root joint or not), on both paths, so that a converted argument gives the
+# same bits as a float64 one.
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext.
@@ -39,7 +40,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
     if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model)
+        T = tree_plan(model, True)
         if T is not None:
             if not I.tree_ready.inverse_dynamics:
                 _compile_tree_entry("inverse_dynamics")
@@ -127,7 +128,7 @@ def mass_matrix(model, q, data=None):
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
     if q.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model)
+        T = tree_plan(model, True)
         if T is not None:
             if not I.tree_ready.gravity:
                 _compile_tree_entry("gravity")
@@ -161,7 +162,7 @@ def gravity_torques(model, q, data=None):
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
     if q.__class__ is v.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model)
+        T = tree_plan(model, True)
         if T is not None:
             if not I.tree_ready.nonlinear:
                 _compile_tree_entry("nonlinear")
@@ -203,7 +204,7 @@ def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
     """The RNEA kernel on validated vectors and this Data: the tree entry ``entry`` of
     kernels/tree_rnea.py (v or a unused by "nonlinear" and "gravity") where the model is served
     and f_ext is None, else (and for the error of a bad status) the general kernel."""
-    T = tree_plan(model) if f_ext is None else None
+    T = tree_plan(model, True) if f_ext is None else None
     if T is not None:
         _compile_tree_entry(entry)
         tau = np.empty(model.nv)

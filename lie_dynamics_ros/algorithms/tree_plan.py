@@ -3,8 +3,8 @@
 Served: the models of the SoA batch kernels (revolute and prismatic joints, no mimic, no loop,
 rigid-body inertias; ``batch_soa.soa_unsupported`` says why another is not) with at most
 ``kernels.tree.MAX_BODIES`` rows. Others keep the general kernels of kernels/plan.py. A free
-joint (only ever on a root row, parent the world) is served only on request (``free_root``):
-of the tree kernels, only kernels/tree_crba.py handles its row.
+joint (only ever on a root row, parent the world) is served only on request (``free_root``),
+by the callers whose tree kernel handles its row.
 """
 from ..kernels import tree as KT
 from . import batch_soa

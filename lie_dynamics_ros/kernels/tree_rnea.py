@@ -12,14 +12,22 @@ and the rigid-body wrench F_i = I A_i + V_i x* (I V_i) (Kim 2012, eq. 42); the b
 tau_i = S_i^T F_i + armature qdd_i and one transform of F_i to the parent. Along a chain
 (parent i - 1) the parent's values pass in registers, not through the scratch.
 
+A free root joint (a floating base; ``tree_plan(model, free_root=True)``) has q = (p,
+quaternion xyzw) and v = (v_lin, w) in its body's frame, as kernels/soa.py's ``free_lanes``
+reads them: with the world as parent, V = S v and A = Ad_{T^-1} (0, -g) + S a, i.e. gravity
+turned into the body frame by (R Rq)^T plus (a_ang, a_lin) (Kim 2012, eqs. 37-38; ad(V) S v =
+ad(V) V = 0), and its six torques are S^T F = (force, moment).
+
 Entries (each returns a status of ``layout``): ``inverse_dynamics(P, q, v, a, tau)``,
 ``nonlinear(P, q, v, tau)`` (a = 0) and ``gravity(P, q, tau)`` (v = a = 0): one inlined body,
 the zero terms removed at compile time. Inputs of the wrong length give BAD_SIZE before any
 read; a non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW,
-as the general kernels do (NaN and Inf reach tau through the IEEE arithmetic; the inputs are
-scanned only then). Scratch lives on the stack (no allocation, no shared state), and the
-arguments are read through views without reference counts (kernels/views.py: 10 atomic
-counts fewer per call, 30 ns).
+as the general kernels do (each input's x * 0 and each torque's are summed: NaN exactly when
+one is not finite, as not every input reaches a torque; the inputs are scanned only then),
+and BAD_QUATERNION for a free joint's finite quaternion whose norm is
+1e-6 or more off 1 (the general kernel's rule; it normalizes the others). Scratch lives on
+the stack (no allocation, no shared state), and the arguments are read through views without
+reference counts (kernels/views.py: 10 atomic counts fewer per call, 30 ns).
 
 Compiled with ``fastmath={'contract'}`` as the SoA kernels: a multiply and an add may fuse into
 one FMA (one rounding instead of two; 10% faster here); nothing else of IEEE arithmetic is
@@ -32,8 +40,9 @@ import math
 from numba import types
 
 from .jit import JIT, njit
-from .layout import OK, NONFINITE, OVERFLOW, BAD_SIZE
-from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, BIG_ANGLE, _sincos)
+from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE
+from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, BIG_ANGLE,
+                  _sincos)
 from .tree import TOPO, NP, MAX_BODIES, stack_matrix
 from .views import bare
 
@@ -90,11 +99,16 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
     # the parent's twist and acceleration: in registers along a chain (parent i - 1)
     pw0 = pw1 = pw2 = pv0 = pv1 = pv2 = pe0 = pe1 = pe2 = 0.0
     pf0, pf1, pf2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
+    bad = 0.0
+    unit = True         # every free joint's quaternion of unit norm
+    # with v = a = 0 every body's acceleration is gravity alone, (0, R^T (-g)): no angular part
+    acc = use_v or use_a
     for i in range(1, nb + 1):
         g = P[i]
         p = int(g[TOPO + TP])
         jq, jv = int(g[TOPO + TQ]), int(g[TOPO + TV])
         rev = g[TOPO + TK] == REVOLUTE
+        free = g[TOPO + TK] == FREE
         r00, r01, r02, r10, r11, r12 = g[GR], g[GR + 1], g[GR + 2], g[GR + 3], g[GR + 4], g[GR + 5]
         r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
         px, py, pz = g[GP], g[GP + 1], g[GP + 2]
@@ -109,21 +123,28 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         x = q[jq]
         qd = v[jv] if use_v else 0.0
         qdd = a[jv] if use_a else 0.0
+        # every input into the status: some reach no torque (a prismatic leaf's qd or, with
+        # v = a = 0, its q, on a root)
+        bad += (x + qd + qdd) * 0.0
         if p != i - 1:
             Wp = W[p]
-            pe0, pe1, pe2, pf0, pf1, pf2 = (Wp[SA], Wp[SA + 1], Wp[SA + 2], Wp[SA + 3],
-                                            Wp[SA + 4], Wp[SA + 5])
+            pf0, pf1, pf2 = Wp[SA + 3], Wp[SA + 4], Wp[SA + 5]
+            if acc:
+                pe0, pe1, pe2 = Wp[SA], Wp[SA + 1], Wp[SA + 2]
             if use_v:
                 pw0, pw1, pw2, pv0, pv1, pv2 = (Wp[SV], Wp[SV + 1], Wp[SV + 2], Wp[SV + 3],
                                                 Wp[SV + 4], Wp[SV + 5])
         # Ad_{X^-1} of the parent's twist and acceleration (Kim 2012, eq. 37): R^T w,
         # R^T (v + w x p)
-        e0, e1, e2 = pe0, pe1, pe2
-        u0 = pf0 + (e1 * pz - e2 * py)
-        u1 = pf1 + (e2 * px - e0 * pz)
-        u2 = pf2 + (e0 * py - e1 * px)
-        e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
-                      r02 * e0 + r12 * e1 + r22 * e2)
+        e0 = e1 = e2 = 0.0
+        u0, u1, u2 = pf0, pf1, pf2
+        if acc:
+            e0, e1, e2 = pe0, pe1, pe2
+            u0 += e1 * pz - e2 * py
+            u1 += e2 * px - e0 * pz
+            u2 += e0 * py - e1 * px
+            e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
+                          r02 * e0 + r12 * e1 + r22 * e2)
         f0, f1, f2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
                       r02 * u0 + r12 * u1 + r22 * u2)
         w0 = w1 = w2 = v0 = v1 = v2 = 0.0
@@ -146,8 +167,23 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
                 f1 -= qd * v0
             if use_a:
                 e2 += qdd
+        elif free:
+            # a root: the transform above left V = 0 and A = (0, R^T (-g)); then Tj^-1 = Rq^T
+            # and V = S v, A += S a (ad(V) S v = ad(V) V = 0)
+            f0, f1, f2, ok, chk = _free_joint(q, jq, f0, f1, f2)
+            unit &= ok
+            bad += chk
+            if use_a:
+                e0, e1, e2 = a[jv + 3], a[jv + 4], a[jv + 5]
+                f0, f1, f2 = f0 + a[jv], f1 + a[jv + 1], f2 + a[jv + 2]
+                bad += (e0 + e1 + e2 + a[jv + 1] + a[jv + 2]) * 0.0
+            if use_v:
+                w0, w1, w2 = v[jv + 3], v[jv + 4], v[jv + 5]
+                v0, v1, v2 = v[jv], v[jv + 1], v[jv + 2]
+                bad += (w0 + w1 + w2 + v1 + v2) * 0.0
         else:
-            f0, f1 = f0 + x * e1, f1 - x * e0
+            if acc:
+                f0, f1 = f0 + x * e1, f1 - x * e0
             if use_v:
                 v0, v1 = v0 + x * w1, v1 - x * w0
                 v2 += qd
@@ -160,12 +196,15 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w); F = I A + (w x h_a + v x h_l, w x h_l)
         ixx, iyy, izz, ixy, ixz, iyz = g[GI], g[GI + 1], g[GI + 2], g[GI + 3], g[GI + 4], g[GI + 5]
         cx, cy, cz, m = g[GC], g[GC + 1], g[GC + 2], g[GM]
-        n0 = ixx * e0 + ixy * e1 + ixz * e2 + (cy * f2 - cz * f1)
-        n1 = ixy * e0 + iyy * e1 + iyz * e2 + (cz * f0 - cx * f2)
-        n2 = ixz * e0 + iyz * e1 + izz * e2 + (cx * f1 - cy * f0)
-        l0 = m * f0 - (cy * e2 - cz * e1)
-        l1 = m * f1 - (cz * e0 - cx * e2)
-        l2 = m * f2 - (cx * e1 - cy * e0)
+        n0, n1, n2 = cy * f2 - cz * f1, cz * f0 - cx * f2, cx * f1 - cy * f0
+        l0, l1, l2 = m * f0, m * f1, m * f2
+        if acc:
+            n0 += ixx * e0 + ixy * e1 + ixz * e2
+            n1 += ixy * e0 + iyy * e1 + iyz * e2
+            n2 += ixz * e0 + iyz * e1 + izz * e2
+            l0 -= cy * e2 - cz * e1
+            l1 -= cz * e0 - cx * e2
+            l2 -= cx * e1 - cy * e0
         if use_v:
             Wi[SV], Wi[SV + 1], Wi[SV + 2], Wi[SV + 3], Wi[SV + 4], Wi[SV + 5] = \
                 w0, w1, w2, v0, v1, v2
@@ -185,7 +224,6 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         Wi[SF], Wi[SF + 1], Wi[SF + 2], Wi[SF + 3], Wi[SF + 4], Wi[SF + 5] = n0, n1, n2, l0, l1, l2
     # children first: tau_i = S_i^T F_i + armature qdd_i, F_p += Ad*_{T^-1} F_i (a root body
     # adds into row 0, which nobody reads); along a chain the sum stays in registers (k)
-    bad = 0.0
     to = -1
     k0 = k1 = k2 = k3 = k4 = k5 = 0.0
     for i in range(nb, 0, -1):
@@ -197,6 +235,12 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         f0, f1, f2 = Wi[SF + 3], Wi[SF + 4], Wi[SF + 5]
         if to == i:
             n0, n1, n2, f0, f1, f2 = n0 + k0, n1 + k1, n2 + k2, f0 + k3, f1 + k4, f2 + k5
+        if g[TOPO + TK] == FREE:            # S^T F = (f, n); the world takes no wrench
+            tau[jv], tau[jv + 1], tau[jv + 2] = f0, f1, f2
+            tau[jv + 3], tau[jv + 4], tau[jv + 5] = n0, n1, n2
+            bad += (f0 + f1 + f2 + n0 + n1 + n2) * 0.0
+            to = -1
+            continue
         if g[TOPO + TK] == REVOLUTE:        # tau = S^T F; R Rz(q) below
             t = n2
             r00, r01, r02, r10, r11, r12 = (Wi[SR], Wi[SR + 1], Wi[SR + 2], Wi[SR + 3],
@@ -233,11 +277,31 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
             Wp[SF + 3] += k3
             Wp[SF + 4] += k4
             Wp[SF + 5] += k5
-    if bad == 0.0:
+    if bad == 0.0 and unit:
         return OK
     if not _finite(q) or (use_v and not _finite(v)) or (use_a and not _finite(a)):
         return NONFINITE
-    return OVERFLOW
+    return OVERFLOW if unit else BAD_QUATERNION
+
+
+@njit(inline="always", **_JIT)
+def _free_joint(q, jq, u0, u1, u2):
+    """A free joint's q = (p, quaternion xyzw) at jq: (Rq^T u, ok, chk), Rq the rotation of
+    the normalized quaternion (``lie.quat_to_rot``); ok False for a norm 1e-6 or more off 1
+    (``joint_kinematics._unit_quat``'s rule); chk NaN for a NaN or Inf in the joint's seven
+    numbers (p does not enter the dynamics, so it is checked here)."""
+    x, y, z, w = q[jq + 3], q[jq + 4], q[jq + 5], q[jq + 6]
+    chk = (q[jq] + q[jq + 1] + q[jq + 2] + x + y + z + w) * 0.0
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    ok = abs(n - 1.0) < 1e-6
+    if ok:
+        x, y, z, w = x / n, y / n, z / n, w / n
+    return ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
+            + 2.0 * (x * z - y * w) * u2,
+            2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
+            + 2.0 * (y * z + x * w) * u2,
+            2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
+            + (1.0 - 2.0 * (x * x + y * y)) * u2, ok, chk)
 
 
 @njit(**_JIT)
