@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Single-state mass matrix on fixed- and floating-base robots: ``ldr.mass_matrix`` against
 ``pin.crba``, and the two compiled entries behind it alone (no Python around them): the tree
-CRBA of ``kernels/tree_crba.py`` on the packed plan (``tree_plan(model, free_root=True)``,
+CRBA of ``kernels/tree_crba.py`` on the packed plan (``tree_plan(model)``,
 what the public call runs for a revolute/prismatic tree, under a free root joint or not) and
 the general CRBA of ``kernels/plan.py`` on a Data buffer (what it ran before for a floating base).
 
@@ -42,7 +42,7 @@ def bench(path, floating, repeats, number):
     pd, mp = pm.createData(), PinMap(m, pm, path)
     q = ldr.random_configuration(m, rng=1)
     qp = mp.q_to_pin(q)
-    P, d = tree_plan(m, True), m.create_data()
+    P, d = tree_plan(m), m.create_data()
     M = np.empty((m.nv, m.nv))
     sides = {"ldr.mass_matrix": lambda: ldr.mass_matrix(m, q),
              "pin.crba": lambda: pin.crba(pm, pd, qp),

@@ -9,7 +9,6 @@ import pinocchio as pin
 import pytest
 
 import lie_dynamics_ros as ldr
-from lie_dynamics_ros.algorithms import batch_soa
 from lie_dynamics_ros.algorithms.batch_soa import (MIN_STATES, inverse_dynamics_soa, soa_plan,
                                                    soa_unsupported)
 from lie_dynamics_ros.algorithms.batch_soa_aba import forward_dynamics_soa
@@ -181,11 +180,10 @@ def test_free_joint_below_a_body_or_with_armature_is_refused():
     assert_rows_close(inverse_dynamics_soa(legs, Q, V, A), per_state(legs, Q, V, A))
 
 
-def test_the_single_state_tree_plan_leaves_free_roots_alone():
-    """The single-state tree kernels (kernels/tree.py) serve revolute/prismatic trees only."""
+def test_the_single_state_tree_plan_serves_free_roots():
+    """The single-state tree kernels (kernels/tree.py) serve a free root too."""
     m = model("go2")
-    assert batch_soa.has_free(soa_plan(m)) and tree_plan(m) is None
-    assert not batch_soa.has_free(soa_plan(ldr.load_urdf("arm7")))
+    assert (soa_plan(m)[0][1:, KS.TK] == KS.FREE).sum() == 1 and tree_plan(m) is not None
 
 
 # forward dynamics (kernels/soa_aba.py): the root's 6x6 articulated inertia solved per lane

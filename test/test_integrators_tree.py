@@ -51,7 +51,7 @@ def general(monkeypatch):
     """Runs ``fn`` with the steps on the general ABA (no model gets a plan)."""
     def run(fn):
         with monkeypatch.context() as mp:
-            mp.setattr(S, "tree_plan", lambda m, free_root=False: None)
+            mp.setattr(S, "tree_plan", lambda m: None)
             return fn()
     return run
 
@@ -118,13 +118,13 @@ def test_the_plan_is_what_the_steps_run(name, method, general, monkeypatch):
     path): the steps read the plan, not the model arrays."""
     m = model(name)
     q0, v0, tau = start(m, seed=3)
-    P = tree_plan(m, True).copy()
+    P = tree_plan(m).copy()
     P[0, KS.GX:KS.GX + 3] = 0.0
     P.flags.writeable = False
     weightless = m.with_gravity(np.zeros(3))
     ref = general(lambda: S.simulate(weightless, q0, v0, 0.1, DT, method, tau=tau))
     with monkeypatch.context() as mp:
-        mp.setattr(S, "tree_plan", lambda model, free_root=False: P)
+        mp.setattr(S, "tree_plan", lambda model: P)
         res = S.simulate(m, q0, v0, 0.1, DT, method, tau=tau)
     assert_close(res.q, ref.q)
     assert_close(res.v, ref.v)
@@ -222,12 +222,12 @@ def test_simulate_names_the_singular_joint(m, method):
 # ----------------------------------------------------------------------------- floating base
 @pytest.mark.parametrize("method", ["semi_implicit", "rkmk4", "cf4"])
 def test_a_floating_base_takes_the_tree_aba(method, general):
-    """go2 (free base, 12 joints): served with a free root only; 500 steps equal the general
+    """go2 (free base, 12 joints): served (a free root); 500 steps equal the general
     path's and the Python path's (callable torques). Torques and speeds are 0.3 of ``start``'s:
     under +-3 N m the light legs spin up to 500 rad/s and this chaotic motion grows a
     difference of round-off from 1e-17 at step 100 to 1e-12 by step 500."""
     m = model("go2")
-    assert tree_plan(m) is None and tree_plan(m, True) is not None
+    assert tree_plan(m) is not None
     q0, v0, tau = start(m, seed=6)
     v0, tau = 0.3 * v0, 0.3 * tau
 
@@ -271,7 +271,7 @@ def test_a_bad_base_quaternion_gives_the_general_status(scale):
     q[3:7] *= scale
     want = L.BAD_QUATERNION if scale == scale else L.NONFINITE
     for method in (KI.SEMI_IMPLICIT, KI.RKMK, KI.CF4):
-        tree_st, _ = _kernel_step(m, tree_plan(m, True), method, q, v, tau)
+        tree_st, _ = _kernel_step(m, tree_plan(m), method, q, v, tau)
         gen_st, _ = _kernel_step(m, _no_plan(), method, q, v, tau)
         assert tree_st == gen_st == want
 
@@ -280,7 +280,7 @@ def test_a_bad_base_quaternion_gives_the_general_status(scale):
 def test_a_singular_base_gives_the_general_status_and_joint(method):
     """arm7 on a free joint (a massless base link): the root's I^ is singular."""
     m = ldr.load_urdf("arm7", floating_base=True)
-    P = tree_plan(m, True)
+    P = tree_plan(m)
     assert P is not None
     q, v, tau = start(m, seed=2)
     tree_st, tree_row = _kernel_step(m, P, method, q, v, tau)
@@ -296,7 +296,7 @@ def test_served_and_unserved_models_share_one_compiled_variant():
     """The empty plan is read-only as tree_plan's: a node's warm-up on one model covers the
     other (no second compilation of the steps). A ball joint is not served."""
     ball = zoo(floating=True, mimic=False)
-    assert tree_plan(ball, True) is None
+    assert tree_plan(ball) is None
     arm = model("arm7")
     for m in (arm, ball):
         q0 = ldr.random_configuration(m, np.random.default_rng(7))

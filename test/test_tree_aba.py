@@ -36,7 +36,7 @@ TOL = 1e-12
 def tree(m, q, v, tau):
     """(status, qdd) of the tree entry called directly (a free root served too)."""
     acc = np.full(m.nv, np.nan)
-    return TA.forward_dynamics(tree_plan(m, True), q, v, tau, acc), acc
+    return TA.forward_dynamics(tree_plan(m), q, v, tau, acc), acc
 
 
 def general(m, q, v, tau):
@@ -261,10 +261,9 @@ def fmodel(name):
 
 @pytest.mark.parametrize("name", FREE)
 def test_free_root_equals_the_general_kernel(name):
-    """Served only on request (tree_plan's default keeps refusing a free row); the public call
-    gives the entry's bits."""
+    """A floating base is served; the public call gives the entry's bits."""
     m = fmodel(name)
-    assert tree_plan(m) is None and tree_plan(m, True) is not None
+    assert tree_plan(m) is not None
     Q, V, T = states(m, 20, seed=5)
     T *= 5.0
     for q, v, t in zip(Q, V, T):
@@ -303,7 +302,7 @@ def test_free_root_inverts_inverse_dynamics_and_follows_gravity(name):
     b.add_link("box", mass=2.0, com=(0.1, -0.2, 0.3), inertia=np.diag([0.1, 0.2, 0.3]))
     b.add_joint("float", ldr.Free(), None, "box")
     box = b.build().with_gravity((0.5, -1.0, -9.0))
-    assert tree_plan(box, True) is not None
+    assert tree_plan(box) is not None
     q = ldr.random_configuration(box, np.random.default_rng(0))
     st, acc = tree(box, q, np.zeros(6), np.zeros(6))
     # the COM falls with g: R (a_lin + w_dot x c) = g, the body at rest does not turn

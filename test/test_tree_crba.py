@@ -238,7 +238,7 @@ def test_models_without_a_tree_plan_keep_the_general_kernel():
     np.testing.assert_array_equal(ldr.mass_matrix(m, q), general(m, q, d))
 
 
-# a free root joint (a floating base): tree_plan(model, free_root=True), which mass_matrix asks for
+# a free root joint (a floating base): tree_plan(model), which mass_matrix asks for
 
 FREE_ROBOTS = ["centauro", "go2", "solo12", "talos_reduced", "free_tree", "free_chain",
                "arm_and_free"]
@@ -266,7 +266,7 @@ def arm_and_free(seed=5):
         origin[:3, :3], origin[:3, 3] = so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3
         b.add_joint(name, joint, parent, "l_" + name, origin=origin)
     m = b.build()
-    P = tree_plan(m, True)
+    P = tree_plan(m)
     assert P[3, TOPO + KS.TK] == KS.FREE and P[3, TOPO + KS.TP] == 0 == P[1, TOPO + KS.TP]
     return m
 
@@ -294,15 +294,15 @@ def free_chain(seed=3):
 
 def free_tree_entry(m, q):
     M = np.full((m.nv, m.nv), np.nan)
-    assert TC.mass_matrix(tree_plan(m, True), q, M) == L.OK
+    assert TC.mass_matrix(tree_plan(m), q, M) == L.OK
     return M
 
 
 @pytest.mark.parametrize("name", FREE_ROBOTS)
 def test_free_root_equals_the_general_kernel(name):
     m = free_model(name)
-    P = tree_plan(m, True)
-    assert P is not None and tree_plan(m) is None     # the other tree kernels still refuse it
+    P = tree_plan(m)
+    assert P is not None
     assert (P[1:, TOPO + KS.TK] == KS.FREE).sum() == 1
     d = m.create_data()
     for q in F.states(m, 20, seed=11)[0]:
@@ -355,7 +355,7 @@ def test_free_root_non_finite_q_is_named(k, bad):
     m = free_model("go2")
     q = F.states(m, 1, seed=15)[0][0]
     q[k] = bad
-    assert TC.mass_matrix(tree_plan(m, True), q, np.empty((m.nv, m.nv))) == L.NONFINITE
+    assert TC.mass_matrix(tree_plan(m), q, np.empty((m.nv, m.nv))) == L.NONFINITE
     with pytest.raises(ldr.InputError, match=r"^non-finite values \(NaN or Inf\) in q$"):
         ldr.mass_matrix(m, q)
 
@@ -365,7 +365,7 @@ def test_free_root_non_unit_quaternion_is_named(scale):
     m = free_model("centauro")
     q = F.states(m, 1, seed=16)[0][0]
     q[3:7] *= scale
-    assert TC.mass_matrix(tree_plan(m, True), q, np.empty((m.nv, m.nv))) == L.BAD_QUATERNION
+    assert TC.mass_matrix(tree_plan(m), q, np.empty((m.nv, m.nv))) == L.BAD_QUATERNION
     with pytest.raises(ldr.InputError, match=r"^a quaternion in q is not of unit norm "
                                              r"\(tolerance 1e-6\)"):
         ldr.mass_matrix(m, q)
@@ -392,13 +392,10 @@ def test_free_root_other_forms_of_q_give_the_same_bits():
         np.testing.assert_array_equal(ldr.mass_matrix(m, form), ref)
 
 
-def test_tree_plan_free_root_requests():
-    """A model without a free joint has one plan for both requests; a free joint below a body
-    has none (the general kernel, as before)."""
-    m = model("arm7")
-    assert tree_plan(m, True) is tree_plan(m)
+def test_a_free_joint_below_a_body_has_no_tree_plan():
+    """A free joint below a body has no plan: the general kernel, as before."""
     below = F.free_tree(free_below=True)
-    assert tree_plan(below, True) is None
+    assert tree_plan(below) is None
     q = ldr.random_configuration(below, rng=19)
     np.testing.assert_array_equal(ldr.mass_matrix(below, q), general(below, q, below.create_data()))
 

@@ -5,7 +5,7 @@ matrices and 6 x 6 inertias) gives on the same states, to 1e-12 of the largest t
 frame per body, another summation order, FMA contraction, a polynomial sine); what Pinocchio
 gives to 1e-10; the status codes of the general path; and the public functions take it for a
 float64 state and give the same bits for any other form of the same state. The same on
-floating-base robots (a free root joint: ``tree_plan(model, True)``), whose base quaternion is
+floating-base robots (a free root joint: ``tree_plan(model)``), whose base quaternion is
 checked as the general path checks it, and a free fall and a robot at rest as identities.
 """
 import math
@@ -66,7 +66,7 @@ def general(m, q, v, a):
 
 def tree(m, q, v, a, which):
     """The tree entry ``which`` (status, tau)."""
-    P, tau = tree_plan(m, True), np.empty(m.nv)
+    P, tau = tree_plan(m), np.empty(m.nv)
     args = {"inverse_dynamics": (q, v, a), "nonlinear": (q, v), "gravity": (q,)}[which]
     return getattr(KR, which)(P, *args, tau), tau
 
@@ -233,14 +233,14 @@ def test_a_plan_of_another_shape_is_refused():
 def test_models_the_plan_does_not_serve_keep_the_general_path():
     """A free joint below another body is not served: the public call is the general kernel's."""
     m = F.free_tree(free_below=True)
-    assert tree_plan(m, True) is None
+    assert tree_plan(m) is None
     rng = np.random.default_rng(9)
     q, v, a = state(m, rng)
     st, ref = general(m, q, v, a)
     assert st == L.OK and np.array_equal(ldr.inverse_dynamics(m, q, v, a), ref)
 
 
-# a free root joint (a floating base): tree_plan(model, True), which the public calls ask for
+# a free root joint (a floating base): tree_plan(model), which the public calls ask for
 
 FREE_ROBOTS = ["centauro", "go2", "solo12", "talos_reduced", "free_tree", "free_chain",
                "arm_and_free"]
@@ -263,7 +263,7 @@ def test_free_root_equals_the_general_kernel(name):
     """ID, C v + g and g against kernels/plan.py's entry, and the public calls give the tree
     entry's bits (a float64 state)."""
     m = free_model(name)
-    P = tree_plan(m, True)
+    P = tree_plan(m)
     assert P is not None and (P[1:, TOPO + KS.TK] == KS.FREE).sum() == 1
     for q, v, a in free_states(m, 10, seed=21):
         for which in WHICH:
@@ -282,7 +282,7 @@ def test_free_root_equals_the_general_kernel(name):
 def test_free_root_big_angles(name):
     """Beyond BIG_ANGLE the joints' sine hands over to libm; the base is unaffected."""
     m = free_model(name)
-    P = tree_plan(m, True)
+    P = tree_plan(m)
     rev = [int(P[i, TOPO + KS.TQ]) for i in range(1, P.shape[0])
            if P[i, TOPO + KS.TK] == KS.REVOLUTE]
     rng = np.random.default_rng(22)

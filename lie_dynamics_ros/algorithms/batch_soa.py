@@ -41,11 +41,6 @@ def soa_plan(model, strict=True):
     return plan
 
 
-def has_free(plan):
-    """Whether the plan holds a free root row."""
-    return bool((plan[0][1:, KS.TK] == KS.FREE).any())
-
-
 def _plan(model):
     return model.derived("soa_plan", _build_plan)
 

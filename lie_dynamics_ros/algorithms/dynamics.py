@@ -40,7 +40,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
     if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model, True)
+        T = tree_plan(model)
         if T is not None:
             if not I.tree_ready.inverse_dynamics:
                 _compile_tree_entry("inverse_dynamics")
@@ -82,7 +82,7 @@ def mass_matrix(model, q, data=None):
     converted q, so that every form of the same q gives the same bits; it needs no Data (a
     caller's ``data`` is only checked)."""
     if q.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model, True) if I.tree_ready.mass_matrix else None
+        T = tree_plan(model) if I.tree_ready.mass_matrix else None
         if T is not None:
             if data is not None:
                 data_for(model, data)
@@ -112,7 +112,7 @@ def mass_matrix(model, q, data=None):
         return batch.evaluate(model, "crba", (q,), None, lambda q: mass_matrix(model, q))
     q = qc
     d = data_for(model, data)
-    T = tree_plan(model, True)
+    T = tree_plan(model)
     if T is not None:
         M = np.empty((model.nv, model.nv))
         if TC.mass_matrix(T, q if q.flags.writeable else q.copy(), M) == 0:
@@ -128,7 +128,7 @@ def mass_matrix(model, q, data=None):
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
     if q.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model, True)
+        T = tree_plan(model)
         if T is not None:
             if not I.tree_ready.gravity:
                 _compile_tree_entry("gravity")
@@ -162,7 +162,7 @@ def gravity_torques(model, q, data=None):
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
     if q.__class__ is v.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model, True)
+        T = tree_plan(model)
         if T is not None:
             if not I.tree_ready.nonlinear:
                 _compile_tree_entry("nonlinear")
@@ -204,7 +204,7 @@ def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
     """The RNEA kernel on validated vectors and this Data: the tree entry ``entry`` of
     kernels/tree_rnea.py (v or a unused by "nonlinear" and "gravity") where the model is served
     and f_ext is None, else (and for the error of a bad status) the general kernel."""
-    T = tree_plan(model, True) if f_ext is None else None
+    T = tree_plan(model) if f_ext is None else None
     if T is not None:
         _compile_tree_entry(entry)
         tau = np.empty(model.nv)
@@ -230,7 +230,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
         # a caller's Data gets the general kernel: contacts and loops read the articulated
         # inertias it leaves there (constrained.articulated_columns)
-        plan = tree_plan(model, True) if data is None and I.tree_ready.forward_dynamics else None
+        plan = tree_plan(model) if data is None and I.tree_ready.forward_dynamics else None
         if plan is not None:
             acc = np.empty(model.nv)
             try:
@@ -258,7 +258,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
         return batch.evaluate(model, "aba", (q, v, tau), f_ext,
                               lambda *x: forward_dynamics(model, *x))
     q, v, tau = qc, vc, tc
-    plan = tree_plan(model, True) if data is None and f_ext is None else None
+    plan = tree_plan(model) if data is None and f_ext is None else None
     if plan is not None:        # the bits of the fast path, whatever the input's type was
         acc = np.empty(model.nv)
         try:

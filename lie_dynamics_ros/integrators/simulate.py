@@ -326,7 +326,7 @@ class _Kernel:
             self.a_pres = _array(a_prescribed, nv, "a_prescribed")
         # the tree ABA serves revolute/prismatic trees, on a free root too; hybrid steps keep
         # the general kernel
-        plan = tree_plan(model, True) if prescribed is None else None
+        plan = tree_plan(model) if prescribed is None else None
         self.plan = _NO_PLAN if plan is None else plan
 
     def args(self, model, data):

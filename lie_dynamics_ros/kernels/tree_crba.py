@@ -12,7 +12,7 @@ entries lose the digits of (extent of the subtree)^2 m / M_ij, as Pinocchio's do
 of its largest entry on the arms of the tests); a subtree whose composite overflows gives
 OVERFLOW and the caller the general kernel.
 
-A free root joint (a floating base; ``tree_plan(model, free_root=True)``) has v = (v_lin, w)
+A free root joint (a floating base; ``tree_plan(model)``) has v = (v_lin, w)
 in its body's frame, which is its subtree's common frame, so S of the root is the permutation
 from (angular, linear): its 6x6 block of M is the subtree's composite inertia permuted,
 [[m 1, [h]^T], [[h], Ibar]], and its six rows of a descendant's column are S^T F = (f, n), F

@@ -12,7 +12,7 @@ and the rigid-body wrench F_i = I A_i + V_i x* (I V_i) (Kim 2012, eq. 42); the b
 tau_i = S_i^T F_i + armature qdd_i and one transform of F_i to the parent. Along a chain
 (parent i - 1) the parent's values pass in registers, not through the scratch.
 
-A free root joint (a floating base; ``tree_plan(model, free_root=True)``) has q = (p,
+A free root joint (a floating base; ``tree_plan(model)``) has q = (p,
 quaternion xyzw) and v = (v_lin, w) in its body's frame, as kernels/soa.py's ``free_lanes``
 reads them: with the world as parent, V = S v and A = Ad_{T^-1} (0, -g) + S a, i.e. gravity
 turned into the body frame by (R Rq)^T plus (a_ang, a_lin) (Kim 2012, eqs. 37-38; ad(V) S v =
