@@ -261,11 +261,9 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     plan = tree_plan(model) if data is None and f_ext is None else None
     if plan is not None:        # the bits of the fast path, whatever the input's type was
         acc = np.empty(model.nv)
-        try:
-            if TA.forward_dynamics(plan, q, v, tau, acc) == 0:
-                return acc
-        except TypeError:       # read-only
-            pass
+        args = [x if x.flags.writeable else x.copy() for x in (q, v, tau)]  # the signature
+        if TA.forward_dynamics(plan, *args, acc) == 0:
+            return acc
     d = data_for(model, data)
     if model.has_mimic:
         return _solve_through_M(model, d, q, v, tau, f_ext)
