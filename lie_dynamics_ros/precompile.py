@@ -181,7 +181,7 @@ def warm_up_derivatives(model):
 
 def warm_up_batches(model):
     """The batched calls (N states on all cores; ID, FD and M on MIN_STATES states or more
-    take the structure-of-arrays kernels for the models they serve)."""
+    take the structure-of-arrays kernels for the models they serve; the derivatives' rows)."""
     q, z = _state(model)
     Q, Z = np.tile(q, (2, 1)), np.zeros((2, model.nv))
     inverse_dynamics(model, Q, Z, Z)
@@ -192,6 +192,8 @@ def warm_up_batches(model):
     forward_dynamics(model, Qn, Zn, Zn)
     mass_matrix(model, Q)
     mass_matrix(model, Qn)
+    inverse_dynamics_derivatives(model, Q, Z, Z)        # the rows entries of derivatives_plan
+    forward_dynamics_derivatives(model, Q, Z, Z)
 
 
 def warm_up_centroidal(model):

@@ -25,12 +25,9 @@ else of IEEE arithmetic is relaxed, so NaN and Inf propagate to tau and a row's 
 import math
 
 import numpy as np
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
-from numba.np.arrayobj import populate_array
 
 from .jit import njit
+from .views import stack_matrix
 
 from . import joints as J
 from . import layout as L
@@ -78,23 +75,10 @@ _JIT = dict(cache=True, nogil=True, fastmath={"contract"}, error_model="numpy")
 
 
 def _stack_array(rows):
-    """An intrinsic returning a (rows, B) float64 array on the caller's stack. A loop that
-    loads from the heap scratch and stores here has no possible overlap, so LLVM vectorizes it
-    across the states without runtime alias checks (which it gives up on beyond a few)."""
-    aty = types.Array(types.float64, 2, "C")
-
-    @intrinsic
-    def stack(typingctx):
-        def codegen(context, builder, sig, args):
-            intp = context.get_value_type(types.intp)
-            ptr = cgutils.alloca_once(builder, context.get_value_type(types.float64),
-                                      size=rows * B)
-            ary = context.make_array(aty)(context, builder)
-            populate_array(ary, data=ptr, shape=[intp(rows), intp(B)],
-                           strides=[intp(8 * B), intp(8)], itemsize=intp(8), meminfo=None)
-            return ary._getvalue()
-        return aty(), codegen
-    return stack
+    """A (rows, B) stack array (``views.stack_matrix``). A loop that loads from the heap
+    scratch and stores here has no possible overlap, so LLVM vectorizes it across the states
+    without runtime alias checks (which it gives up on beyond a few)."""
+    return stack_matrix(rows, B)
 
 
 _stack18 = _stack_array(18)

@@ -12,14 +12,10 @@ packs it, so that an entry dispatches with the plan, the inputs and the output o
     P[0, TOPO + soa.TQ]    nq of the model, P[0, TOPO + soa.TV] its nv
 
 ``P`` is built by ``algorithms/tree_plan.py`` (read-only, kept with the model). Scratch lives
-on the kernel's stack (``stack_matrix``): a model of more than ``MAX_BODIES`` bodies keeps the
-general kernels.
+on the kernel's stack (``views.stack_matrix``): a model of more than ``MAX_BODIES``
+bodies keeps the general kernels.
 """
 import numpy as np
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
-from numba.np.arrayobj import populate_array
 
 from . import soa as KS
 
@@ -37,22 +33,3 @@ def pack(topo, geo, nq, nv):
     P[:, TOPO:] = topo
     P[0, TOPO + KS.TQ], P[0, TOPO + KS.TV] = nq, nv
     return P
-
-
-def stack_matrix(rows, cols):
-    """An intrinsic returning a C-contiguous (rows, cols) float64 array on the caller's stack
-    (uninitialized): a kernel's scratch without an allocation and without shared state."""
-    aty = types.Array(types.float64, 2, "C")
-
-    @intrinsic
-    def stack(typingctx):
-        def codegen(context, builder, sig, args):
-            intp = context.get_value_type(types.intp)
-            ptr = cgutils.alloca_once(builder, context.get_value_type(types.float64),
-                                      size=rows * cols)
-            ary = context.make_array(aty)(context, builder)
-            populate_array(ary, data=ptr, shape=[intp(rows), intp(cols)],
-                           strides=[intp(8 * cols), intp(8)], itemsize=intp(8), meminfo=None)
-            return ary._getvalue()
-        return aty(), codegen
-    return stack

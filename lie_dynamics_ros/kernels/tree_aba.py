@@ -19,7 +19,7 @@ added their terms, A = I^^-1 (S tau - B^) (Featherstone 2008, ch. 9: the floatin
 a_0 = -I_0^A^-1 p_0^A) by an LDL^T of the 6x6 (``soa_aba.ldl6``, a pivot <= 1e-14 of the
 largest diagonal entry singular, as ``spatial.invert_spd``); pass 3 gives qdd = S^T (A - A').
 
-Work rows live on the stack (``tree.stack_matrix``): no allocation, no shared state. Status:
+Work rows live on the stack (``views.stack_matrix``): no allocation, no shared state. Status:
 ``NONFINITE`` when an input holds NaN/Inf (``x * 0`` summed over the inputs),
 ``BAD_QUATERNION`` when a free root's quaternion norm is 1e-6 or more off 1 (the general
 kernel's ``joint_kinematics._unit_quat`` rule; within it the quaternion is normalized),
@@ -39,7 +39,8 @@ from .layout import OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW, BAD_SIZE
 from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, FREE, BIG_ANGLE,
                   _sincos)
 from .soa_aba import inertia_to_parent, force_to_parent, ldl6
-from .tree import TOPO, NP, MAX_BODIES, stack_matrix
+from .tree import TOPO, NP, MAX_BODIES
+from .views import stack_matrix
 
 _JIT = dict(JIT, fastmath={"contract"})
 

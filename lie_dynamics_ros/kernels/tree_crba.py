@@ -34,8 +34,8 @@ from .jit import njit
 from .layout import BAD_SIZE, BAD_QUATERNION, NONFINITE, OVERFLOW, OK
 from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, FREE, BIG_ANGLE, _sincos
 from .soa_crba import _rigid_to_parent
-from .tree import TOPO, NP, MAX_BODIES, stack_matrix
-from .views import bare
+from .tree import TOPO, NP, MAX_BODIES
+from .views import bare, stack_matrix
 
 # the GIL is kept: releasing and taking it back costs 0.03-0.05 us, a sixth of the whole
 # kernel on a 7-DOF arm (batches have kernels of their own that release it)

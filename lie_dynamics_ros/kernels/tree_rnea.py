@@ -43,8 +43,8 @@ from .jit import JIT, njit
 from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, BIG_ANGLE,
                   _sincos)
-from .tree import TOPO, NP, MAX_BODIES, stack_matrix
-from .views import bare
+from .tree import TOPO, NP, MAX_BODIES
+from .views import bare, stack_matrix
 
 _JIT = dict(JIT, fastmath={"contract"}, nogil=False)
 

@@ -85,3 +85,22 @@ def scratch(typingctx, n):
                        meminfo=None)
         return out._getvalue()
     return ret(n), codegen
+
+
+def stack_matrix(rows, cols):
+    """An intrinsic returning a C-contiguous (rows, cols) float64 array on the caller's stack
+    (uninitialized): a kernel's scratch without an allocation and without shared state."""
+    aty = types.Array(types.float64, 2, "C")
+
+    @intrinsic
+    def stack(typingctx):
+        def codegen(context, builder, sig, args):
+            intp = context.get_value_type(types.intp)
+            ptr = cgutils.alloca_once(builder, context.get_value_type(types.float64),
+                                      size=rows * cols)
+            ary = context.make_array(aty)(context, builder)
+            populate_array(ary, data=ptr, shape=[intp(rows), intp(cols)],
+                           strides=[intp(8 * cols), intp(8)], itemsize=intp(8), meminfo=None)
+            return ary._getvalue()
+        return aty(), codegen
+    return stack
