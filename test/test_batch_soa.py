@@ -279,3 +279,9 @@ def test_the_plan_is_built_once_per_model_and_shared():
     calls = []
     assert m.derived("probe", lambda mm: calls.append(mm) or 1) == 1
     assert m.derived("probe", lambda mm: calls.append(mm) or 2) == 1 and calls == [m]
+    assert m.derived_items.probe == 1 and m.derived_items.soa_plan is m.derived("soa_plan", None)
+    with pytest.raises(AttributeError):
+        m.derived_items.probe = 2                # made by model.derived only
+    with pytest.raises(AttributeError):
+        m.derived_items.not_made_yet
+    assert not hasattr(back.derived_items, "probe")     # a pickled model derives its own

@@ -22,6 +22,10 @@ _ND = np.ndarray
 
 # module-level names: a global read instead of an attribute read per call
 _tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gravity, np.empty
+_tree_M, _tree_fd = TC.mass_matrix, TA.forward_dynamics
+_TREE_SIGNATURES = {"inverse_dynamics": KR.SIGNATURES, "gravity": KR.SIGNATURES,
+                    "nonlinear": KR.SIGNATURES, "mass_matrix": TC.SIGNATURES,
+                    "forward_dynamics": TA.SIGNATURES}
 
 
 # The public calls first try the compiled entry of kernels/plan.py with the arguments as given:
@@ -31,7 +35,25 @@ _tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gra
 # batches and names the argument at fault. ID, g and C v + g first try the entries of
 # kernels/tree_rnea.py on the models that tree_plan serves (revolute and prismatic trees,
 # under a free root joint or not), on both paths, so that a converted argument gives the
-# same bits as a float64 one.
+# same bits as a float64 one. The fast path reads the plan as one attribute,
+# model.derived_items.tree_<entry> (``_tree``), which exists once that entry is compiled.
+
+
+def _tree(model, entry):
+    """``tree_plan(model)`` (None for a model it does not serve), kept as
+    ``model.derived_items.tree_<entry>`` once the tree entry ``entry`` is compiled and closed
+    to other signatures, so that the fast paths need one attribute read for both."""
+    return model.derived("tree_" + entry, lambda m: _compile_tree(m, entry))
+
+
+def _compile_tree(model, entry):
+    T = tree_plan(model)
+    if T is not None:
+        if entry in ("inverse_dynamics", "gravity", "nonlinear"):
+            _compile_tree_entry(entry)
+        else:
+            I.compile_entry(entry, _TREE_SIGNATURES[entry], I.tree_ready)
+    return T
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext.
@@ -40,10 +62,11 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
     if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model)
+        try:
+            T = model.derived_items.tree_inverse_dynamics
+        except AttributeError:
+            T = _tree(model, "inverse_dynamics")
         if T is not None:
-            if not I.tree_ready.inverse_dynamics:
-                _compile_tree_entry("inverse_dynamics")
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
@@ -82,14 +105,17 @@ def mass_matrix(model, q, data=None):
     converted q, so that every form of the same q gives the same bits; it needs no Data (a
     caller's ``data`` is only checked)."""
     if q.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model) if I.tree_ready.mass_matrix else None
+        try:
+            T = model.derived_items.tree_mass_matrix
+        except AttributeError:
+            T = _tree(model, "mass_matrix")
         if T is not None:
             if data is not None:
                 data_for(model, data)
             nv = model.nv
-            M = np.empty((nv, nv))
+            M = _empty((nv, nv))
             try:
-                if TC.mass_matrix(T, q, M) == 0:
+                if _tree_M(T, q, M) == 0:
                     return M
             except TypeError:
                 pass
@@ -128,10 +154,11 @@ def mass_matrix(model, q, data=None):
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
     if q.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model)
+        try:
+            T = model.derived_items.tree_gravity
+        except AttributeError:
+            T = _tree(model, "gravity")
         if T is not None:
-            if not I.tree_ready.gravity:
-                _compile_tree_entry("gravity")
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
@@ -162,10 +189,11 @@ def gravity_torques(model, q, data=None):
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
     if q.__class__ is v.__class__ is _ND and q.ndim == 1:
-        T = tree_plan(model)
+        try:
+            T = model.derived_items.tree_nonlinear
+        except AttributeError:
+            T = _tree(model, "nonlinear")
         if T is not None:
-            if not I.tree_ready.nonlinear:
-                _compile_tree_entry("nonlinear")
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
@@ -230,11 +258,16 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
         # a caller's Data gets the general kernel: contacts and loops read the articulated
         # inertias it leaves there (constrained.articulated_columns)
-        plan = tree_plan(model) if data is None and I.tree_ready.forward_dynamics else None
-        if plan is not None:
-            acc = np.empty(model.nv)
+        plan = None
+        if data is None:
             try:
-                if TA.forward_dynamics(plan, q, v, tau, acc) == 0:
+                plan = model.derived_items.tree_forward_dynamics
+            except AttributeError:
+                plan = _tree(model, "forward_dynamics")
+        if plan is not None:
+            acc = _empty(model.nv)
+            try:
+                if _tree_fd(plan, q, v, tau, acc) == 0:
                     return acc
             except TypeError:
                 pass

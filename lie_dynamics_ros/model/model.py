@@ -40,6 +40,18 @@ def _frozen_array(a, dtype=None):
     return a
 
 
+class DerivedItems:
+    """What ``Model.derived`` made for one model, as attributes (set once each, under the
+    model's lock; never by a caller)."""
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"model.derived_items.{name} is made by model.derived, not set")
+
+    def keep(self, key, value):
+        """Store ``value`` as attribute ``key`` (``Model.derived``, holding the lock)."""
+        self.__dict__[key] = value
+
+
 class Model:
     """A rigid multibody tree, frozen, with optional loop closures. Build it with
     ``ldr.load_urdf``, ``ldr.load_sdf`` or ``ModelBuilder``.
@@ -84,7 +96,7 @@ class Model:
         self._inertia = _frozen_array(inertia, float)
         self._compile(_gravity_vector(gravity))
         self._tls = threading.local()
-        self._derived, self._derived_lock = {}, threading.RLock()
+        self.derived_items, self._derived_lock = DerivedItems(), threading.RLock()
         self.loops, self.nc, self.loop_tables = (), 0, None
         if loops:
             self.loop_tables = loop_tables_for(self, loops)
@@ -102,7 +114,7 @@ class Model:
     # is not sent, and the arrays come back read-only
     def __getstate__(self):
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_tls", "_derived", "_derived_lock")}
+                 if k not in ("_tls", "derived_items", "_derived_lock")}
         state["frames"], state["joint_frames"] = dict(self.frames), dict(self.joint_frames)
         return state
 
@@ -116,7 +128,7 @@ class Model:
         object.__setattr__(self, "frames", MappingProxyType(state["frames"]))
         object.__setattr__(self, "joint_frames", MappingProxyType(state["joint_frames"]))
         object.__setattr__(self, "_tls", threading.local())
-        object.__setattr__(self, "_derived", {})
+        object.__setattr__(self, "derived_items", DerivedItems())
         object.__setattr__(self, "_derived_lock", threading.RLock())
 
     def _limits(self, actuated):
@@ -199,15 +211,18 @@ class Model:
         """``build(model)`` made once per model and kept (thread-safe): kernel arrays that an
         algorithm derives from the frozen model, such as the SoA plan of ``batch_soa.py``.
         ``build`` should return read-only arrays, since every thread shares them; it may ask
-        for another derived item (the lock is re-entrant)."""
+        for another derived item (the lock is re-entrant). Once made, the item is also the
+        attribute ``model.derived_items.<key>``: one attribute read for the hot paths of
+        algorithms/dynamics.py, which catch the AttributeError of an item not made yet."""
+        items = self.derived_items
         try:
-            return self._derived[key]
-        except KeyError:
+            return getattr(items, key)
+        except AttributeError:
             pass
         with self._derived_lock:
-            if key not in self._derived:
-                self._derived[key] = build(self)
-            return self._derived[key]
+            if key not in items.__dict__:
+                items.keep(key, build(self))
+            return getattr(items, key)
 
     def create_data(self):
         """A new ``Data``: the work buffers of every algorithm, for one thread at a time."""
