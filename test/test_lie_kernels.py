@@ -68,6 +68,8 @@ def test_quaternion_twins(seed):
         assert np.allclose(R.reshape(3, 3), so3.quat_to_rot(q), atol=1e-15)
         a = so3.quat_exp(r.normal(size=3))
         assert np.allclose(KL.quat_multiply(*a, *q), so3.quat_multiply(a, q), atol=1e-15)
+        u = r.normal(size=3)
+        assert np.allclose(KL.quat_rotate_T(*q, *u), so3.quat_to_rot(q).T @ u, atol=1e-14)
 
 
 @pytest.mark.parametrize("seed", range(3))

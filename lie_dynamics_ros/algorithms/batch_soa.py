@@ -106,7 +106,7 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
 
 def quaternion_check(model, r, q):
     """InputError naming row r and the free joint whose quaternion in q fails the per-state
-    rule (kernels/joint_kinematics._unit_quat: |norm - 1| < 1e-6), if one does."""
+    rule (kernels/joint_kinematics.unit_quat: |norm - 1| < 1e-6), if one does."""
     for i in range(1, model.mi.shape[0]):
         if model.mi[i, L.K] == J.FREE:
             k = int(model.mi[i, L.QI]) + 3

@@ -13,7 +13,7 @@ from .lie import quat_to_rot, so3_exp
 
 
 @njit(inline="always", **JIT)
-def _unit_quat(q, k):
+def unit_quat(q, k):
     """Read the quaternion q[k:k+4]; returns (x, y, z, w, ok). Norm must be 1 within 1e-6."""
     x, y, z, w = q[k], q[k + 1], q[k + 2], q[k + 3]
     n = np.sqrt(x * x + y * y + z * z + w * w)
@@ -144,7 +144,7 @@ def joint_row(mi, mc, dv, dm, q, v, i, Rj):
             S[3, 0], S[4, 0], S[5, 0] = mult * a0, mult * a1, mult * a2
     elif kind == J.FREE or kind == J.SPHERICAL:
         k0 = qi + 3 if kind == J.FREE else qi
-        x, y, z, w, ok = _unit_quat(q, k0)
+        x, y, z, w, ok = unit_quat(q, k0)
         if not ok:
             return BAD_QUATERNION
         quat_to_rot(x, y, z, w, Rj)

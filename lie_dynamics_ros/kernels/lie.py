@@ -131,6 +131,18 @@ def quat_to_rot(x, y, z, w, R):
 
 
 @njit(inline="always", **JIT)
+def quat_rotate_T(x, y, z, w, u0, u1, u2):
+    """R^T u for R = ``quat_to_rot(x, y, z, w)`` without forming R: a vector of the world
+    (gravity) in the frame of a free joint's body."""
+    return ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
+            + 2.0 * (x * z - y * w) * u2,
+            2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
+            + 2.0 * (y * z + x * w) * u2,
+            2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
+            + (1.0 - 2.0 * (x * x + y * y)) * u2)
+
+
+@njit(inline="always", **JIT)
 def quat_exp(w0, w1, w2):
     """Unit quaternion (x, y, z, w) of exp(w) = ``so3.quat_exp``."""
     t = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)

@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from .jit import njit
+from .lie import quat_rotate_T
 from .views import stack_matrix
 
 from . import joints as J
@@ -215,7 +216,7 @@ def free_lanes(Q, X, Y, geo, Z, i, jq, jv, chk, b0, nl):
     rows 12-14 the gravity acceleration in the body frame, Rq^T R^T (-g) for T = X Tj(q) with
     X = (R, p) constant; rows 16-19 the quaternion. The position does not enter the dynamics.
     chk[b] turns NaN for a non-finite input, or a quaternion whose norm is 1e-6 or more off 1,
-    which the per-state ``joint_kinematics._unit_quat`` refuses (it normalizes the others)."""
+    which the per-state ``joint_kinematics.unit_quat`` refuses (it normalizes the others)."""
     for b in range(nl):
         r = b0 + b
         c = Q[r, jq] * 0.0 + Q[r, jq + 1] * 0.0 + Q[r, jq + 2] * 0.0
@@ -240,14 +241,7 @@ def free_lanes(Q, X, Y, geo, Z, i, jq, jv, chk, b0, nl):
         x, y, z, w = Z[16, b], Z[17, b], Z[18, b], Z[19, b]
         n = np.sqrt(x * x + y * y + z * z + w * w)
         Z[15, b] = 0.0 if abs(n - 1.0) < 1e-6 else np.nan
-        x, y, z, w = x / n, y / n, z / n, w / n
-        # Rq^T u, Rq the rotation of the unit quaternion (``lie.quat_to_rot``)
-        Z[12, b] = ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
-                    + 2.0 * (x * z - y * w) * u2)
-        Z[13, b] = (2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
-                    + 2.0 * (y * z + x * w) * u2)
-        Z[14, b] = (2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
-                    + (1.0 - 2.0 * (x * x + y * y)) * u2)
+        Z[12, b], Z[13, b], Z[14, b] = quat_rotate_T(x / n, y / n, z / n, w / n, u0, u1, u2)
     for b in range(nl):
         chk[b] += Z[15, b]
 

@@ -46,7 +46,7 @@ def _load_q(Q, topo, W, chk, b0, nl):
         chk[b] = 0.0
     for i in range(1, nb + 1):
         jq = topo[i, TQ]
-        if topo[i, TK] == FREE:     # only checked (``joint_kinematics._unit_quat``'s rule)
+        if topo[i, TK] == FREE:     # only checked (``joint_kinematics.unit_quat``'s rule)
             for b in range(nl):
                 r = b0 + b
                 x, y, z, w = Q[r, jq + 3], Q[r, jq + 4], Q[r, jq + 5], Q[r, jq + 6]

@@ -22,7 +22,7 @@ largest diagonal entry singular, as ``spatial.invert_spd``); pass 3 gives qdd = 
 Work rows live on the stack (``views.stack_matrix``): no allocation, no shared state. Status:
 ``NONFINITE`` when an input holds NaN/Inf (``x * 0`` summed over the inputs),
 ``BAD_QUATERNION`` when a free root's quaternion norm is 1e-6 or more off 1 (the general
-kernel's ``joint_kinematics._unit_quat`` rule; within it the quaternion is normalized),
+kernel's ``joint_kinematics.unit_quat`` rule; within it the quaternion is normalized),
 ``SINGULAR`` when a D_i is not > 1e-300 or the free root's I^ has a singular pivot,
 ``OVERFLOW`` when finite inputs give a non-finite qdd; the public function then reruns the
 general kernel, which names the argument or the joint.
@@ -35,6 +35,8 @@ import math
 from numba import types
 
 from .jit import JIT, njit
+from .joint_kinematics import unit_quat
+from .lie import quat_rotate_T
 from .layout import OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW, BAD_SIZE
 from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, FREE, BIG_ANGLE,
                   _sincos)
@@ -133,20 +135,12 @@ def _free_velocity(P, W, q, v, i):
         chk += q[jq + k] * 0.0
     for k in range(6):
         chk += v[jv + k] * 0.0
-    x, y, z, w = q[jq + 3], q[jq + 4], q[jq + 5], q[jq + 6]
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    unit = abs(n - 1.0) < 1e-6
-    x, y, z, w = x / n, y / n, z / n, w / n
+    x, y, z, w, unit = unit_quat(q, jq + 3)
     g0, g1, g2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
     u0 = P[i, GR] * g0 + P[i, GR + 3] * g1 + P[i, GR + 6] * g2
     u1 = P[i, GR + 1] * g0 + P[i, GR + 4] * g1 + P[i, GR + 7] * g2
     u2 = P[i, GR + 2] * g0 + P[i, GR + 5] * g1 + P[i, GR + 8] * g2
-    W[i, XE] = ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
-                + 2.0 * (x * z - y * w) * u2)
-    W[i, XE + 1] = (2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
-                    + 2.0 * (y * z + x * w) * u2)
-    W[i, XE + 2] = (2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
-                    + (1.0 - 2.0 * (x * x + y * y)) * u2)
+    W[i, XE], W[i, XE + 1], W[i, XE + 2] = quat_rotate_T(x, y, z, w, u0, u1, u2)
     _body_terms(P, W, i, v[jv + 3], v[jv + 4], v[jv + 5], v[jv], v[jv + 1], v[jv + 2])
     return chk, unit
 

@@ -40,6 +40,8 @@ import math
 from numba import types
 
 from .jit import JIT, njit
+from .joint_kinematics import unit_quat
+from .lie import quat_rotate_T
 from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, BIG_ANGLE,
                   _sincos)
@@ -288,20 +290,12 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
 def _free_joint(q, jq, u0, u1, u2):
     """A free joint's q = (p, quaternion xyzw) at jq: (Rq^T u, ok, chk), Rq the rotation of
     the normalized quaternion (``lie.quat_to_rot``); ok False for a norm 1e-6 or more off 1
-    (``joint_kinematics._unit_quat``'s rule); chk NaN for a NaN or Inf in the joint's seven
+    (``joint_kinematics.unit_quat``'s rule); chk NaN for a NaN or Inf in the joint's seven
     numbers (p does not enter the dynamics, so it is checked here)."""
-    x, y, z, w = q[jq + 3], q[jq + 4], q[jq + 5], q[jq + 6]
-    chk = (q[jq] + q[jq + 1] + q[jq + 2] + x + y + z + w) * 0.0
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    ok = abs(n - 1.0) < 1e-6
-    if ok:
-        x, y, z, w = x / n, y / n, z / n, w / n
-    return ((1.0 - 2.0 * (y * y + z * z)) * u0 + 2.0 * (x * y + z * w) * u1
-            + 2.0 * (x * z - y * w) * u2,
-            2.0 * (x * y - z * w) * u0 + (1.0 - 2.0 * (x * x + z * z)) * u1
-            + 2.0 * (y * z + x * w) * u2,
-            2.0 * (x * z + y * w) * u0 + 2.0 * (y * z - x * w) * u1
-            + (1.0 - 2.0 * (x * x + y * y)) * u2, ok, chk)
+    chk = (q[jq] + q[jq + 1] + q[jq + 2] + q[jq + 3] + q[jq + 4] + q[jq + 5] + q[jq + 6]) * 0.0
+    x, y, z, w, ok = unit_quat(q, jq + 3)
+    r0, r1, r2 = quat_rotate_T(x, y, z, w, u0, u1, u2)
+    return r0, r1, r2, ok, chk
 
 
 @njit(**_JIT)
