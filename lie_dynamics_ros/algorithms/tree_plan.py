@@ -6,7 +6,11 @@ rigid-body inertias, and a free joint only on a root row: a floating base;
 rows. Others keep the general kernels of kernels/plan.py. The three tree kernels
 (tree_rnea.py, tree_aba.py, tree_crba.py) handle every row kind of the plan.
 """
+import numpy as np
+
+from ..kernels import soa as KS
 from ..kernels import tree as KT
+from ..kernels import tree_regressor as KR
 from . import batch_soa
 
 
@@ -22,3 +26,23 @@ def _build(model):
     P = KT.pack(plan[0], plan[1], model.nq, model.nv)
     P.flags.writeable = False
     return P
+
+
+def regressor_plan(model):
+    """``tree_plan(model)`` with C_j, the turn from body j's plan frame to its model frame,
+    in columns GCR (kernels/tree_regressor.py): read-only, kept with the model, or None."""
+    return model.derived("tree_regressor_plan", _build_regressor)
+
+
+def _build_regressor(model):
+    P = tree_plan(model)
+    if P is None:
+        return None
+    n = P.shape[0]
+    C = np.empty((n, 3, 3))
+    KS.axis_frames(model.mi, model.mc, C)
+    R = np.zeros((n, KR.NPR))
+    R[:, :KT.NP] = P
+    R[:, KR.GCR:KR.GCR + 9] = C.reshape(n, 9)
+    R.flags.writeable = False
+    return R
