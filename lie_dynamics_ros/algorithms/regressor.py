@@ -391,14 +391,14 @@ def regressor(model, q, v, v_r, a_r, data=None):
     carries it and ``Y @ theta + model.armature * a_r`` is the full M a_r + C v_r + g
     (and ``inverse_dynamics``). Identification that fits the armature adds those columns.
 
-    With ``v_r is v`` (the inverse-dynamics regressor) on the models ``regressor_plan``
-    serves, the tree kernel of kernels/tree_regressor.py computes it.
+    With v_r = v (the inverse-dynamics regressor) on the models ``regressor_plan`` serves,
+    the tree kernel of kernels/tree_regressor.py computes it (the same bits as the
+    identification's stacking).
     """
-    same = v_r is v
     q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
-    P = regressor_plan(model) if same else None
-    if P is not None:
+    P = regressor_plan(model)
+    if P is not None and (vr is v or (vr == v).all()):
         if data is not None:
             data_for(model, data)
         compile_entry("regressor", KR.SIGNATURES, tree_ready)
