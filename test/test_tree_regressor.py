@@ -278,3 +278,13 @@ def test_a_free_root_is_the_only_row_kind_besides_revolute_and_prismatic():
         P = regressor_plan(model(name))
         kinds |= set(P[1:, TOPO + KS.TK].astype(int))
     assert kinds == {KS.REVOLUTE, KS.PRISMATIC, KS.FREE}
+
+
+def test_a_model_without_moving_bodies_has_no_regressor_plan():
+    b = ldr.ModelBuilder("welded")
+    b.add_link("base")
+    b.add_link("tool", mass=1.0, com=(0, 0, 0.1), inertia=np.eye(3) * 1e-2)
+    b.add_joint("weld", ldr.Fixed(), "base", "tool")
+    m = b.build()
+    assert regressor_plan(m) is None
+    assert ldr.regressor(m, [], [], [], []).shape == (0, 0)

@@ -398,7 +398,8 @@ def regressor(model, q, v, v_r, a_r, data=None):
     q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
     P = regressor_plan(model)
-    if P is not None and (vr is v or (vr == v).all()):
+    # v_r = v by value (the same state, the same bits); the first entries decide cheaply
+    if P is not None and (vr is v or (vr[0] == v[0] and (vr == v).all())):
         if data is not None:
             data_for(model, data)
         compile_entry("regressor", KR.SIGNATURES, tree_ready)

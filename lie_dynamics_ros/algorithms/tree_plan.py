@@ -30,13 +30,14 @@ def _build(model):
 
 def regressor_plan(model):
     """``tree_plan(model)`` with C_j, the turn from body j's plan frame to its model frame,
-    in columns GCR (kernels/tree_regressor.py): read-only, kept with the model, or None."""
+    in columns GCR (kernels/tree_regressor.py): read-only, kept with the model, or None
+    (also for a model without a moving body)."""
     return model.derived("tree_regressor_plan", _build_regressor)
 
 
 def _build_regressor(model):
     P = tree_plan(model)
-    if P is None:
+    if P is None or P.shape[0] < 2:
         return None
     n = P.shape[0]
     C = np.empty((n, 3, 3))

@@ -2,13 +2,14 @@
 Y theta = M(q) a + C(q, v) v + g(q) (armature not included), theta the 10 inertial parameters
 of every body in its model (URDF) frame, as ``algorithms/regressor.py`` orders them.
 
-Body j's wrench F_j = I_j A_j + V_j x* (I_j V_j) is linear in its parameters, and
-tau_i = S_i^T X*_{i<-j} F_j for every ancestor i of j, j included (Atkeson, An & Hollerbach
-1986, eq. 10; Khalil & Dombre 2002, §12.4.2). So block (i, j) of Y is s_ij^T K_j with
-s_ij = Ad_{T_{i,j}^-1} S_i, the ancestor's joint column seen in body j's frame, propagated
-down the subtree of i one transform at a time. With V = (w, v), A = (al, f) (angular,
-linear), b = f + w x v and s = (s_w, s_v), the row of the 10 parameters
-(m, h = m c, Ibar about the origin) is, from the products written out:
+Body j's wrench F_j = I_j A_j + V_j x* (I_j V_j) (Kim 2012, eq. 42) is linear in its
+parameters (Atkeson, An & Hollerbach 1986), and the backward pass of Kim's Table 2 gives
+tau_i = S_i^T X*_{i<-j} F_j for every ancestor i of j, j included. So block (i, j) of Y is
+s_ij^T K_j with s_ij = Ad_{T_{i,j}^-1} S_i, the ancestor's joint column seen in body j's
+frame, propagated down the subtree of i one transform at a time. With V = (w, v),
+A = (al, f) (angular, linear) and b = f + w x v, F = (Ibar al + w x Ibar w + h x b,
+m b - h x al + w x (w x h)) in the parameters (m, h = m c, Ibar about the origin), so the
+row of s = (s_w, s_v) is:
 
     m: s_v . b        h: b x s_w + s_v x al + (s_v . w) w - |w|^2 s_v
     Ibar: s_w^T Ibar al + (s_w x w)^T Ibar w   (symmetric: the off-diagonals twice)
