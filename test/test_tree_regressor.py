@@ -189,12 +189,14 @@ def test_stacking_takes_the_tree_entry_and_any_form_of_the_samples():
 
 
 def test_entries_are_closed_to_other_types():
+    """The public calls compile each entry for its one signature and close it: an int64 q
+    or a float32 output is a TypeError, never reinterpreted memory."""
     m = fixed_model("arm7")
-    ldr.regressor(m, *(lambda q, v, a: (q, v, v, a))(*states(m, 1, seed=1)[0]))
+    q, v, a = states(m, 1, seed=1)[0]
+    ldr.regressor(m, q, v, v, a)
     stacked_regressor(m, *(np.zeros((2, n)) for n in (m.nq, m.nv, m.nv)), True, False)
     for name, (fn, sig) in KR.SIGNATURES.items():
         assert fn.signatures == [sig], name
-    q, v, a = states(m, 1, seed=1)[0]
     with pytest.raises(TypeError):
         KR.regressor(regressor_plan(m), np.arange(m.nq), v, a, np.empty((m.nv, 70)))
     with pytest.raises(TypeError):
