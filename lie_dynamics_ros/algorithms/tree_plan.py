@@ -4,7 +4,8 @@ Served: the models of the SoA batch kernels (revolute and prismatic joints, no m
 rigid-body inertias, and a free joint only on a root row: a floating base;
 ``batch_soa.soa_unsupported`` says why another is not) with at most ``kernels.tree.MAX_BODIES``
 rows. Others keep the general kernels of kernels/plan.py. The three tree kernels
-(tree_rnea.py, tree_aba.py, tree_crba.py) handle every row kind of the plan.
+(tree_rnea.py, tree_aba.py, tree_crba.py) handle every row kind of the plan;
+``regressor_plan`` adds each body's frame turn C_j for kernels/tree_regressor.py.
 """
 import numpy as np
 

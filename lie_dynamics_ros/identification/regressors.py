@@ -93,6 +93,8 @@ def _rigid_columns(model, q, v, a, W, data):
     status = np.zeros(N, dtype=np.int64)
     P = regressor_plan(model)
     if P is not None:
+        if data is not None:
+            data_for(model, data)                   # a Data of another model still raises
         compile_entry("regressor_rows", KR.SIGNATURES, tree_ready)
         KR.regressor_rows(P, Q, V, A, W, status)
     else:
