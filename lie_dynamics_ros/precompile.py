@@ -39,6 +39,7 @@ from .algorithms.dynamics import (coriolis_matrix, forward_dynamics, gravity_tor
                                   hybrid_dynamics, inverse_dynamics, mass_matrix,
                                   nonlinear_effects)
 from .algorithms.geometry import christoffel_symbols
+from .algorithms.regressor import regressor, regressor_rows
 from .algorithms.kinematics import (body_jacobian, forward_kinematics, kinetic_energy,
                                     potential_energy)
 from .algorithms.frames import (kinematics, frame_pose, frame_jacobian, frame_velocity,
@@ -67,7 +68,8 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.contacts", "lie_dynamics_ros.kernels.inverse_mass",
                   "lie_dynamics_ros.kernels.centroidal_plan",
                   "lie_dynamics_ros.kernels.se3_public", "lie_dynamics_ros.kernels.tree_aba",
-                  "lie_dynamics_ros.kernels.tree_crba", "lie_dynamics_ros.kernels.tree_rnea")
+                  "lie_dynamics_ros.kernels.tree_crba", "lie_dynamics_ros.kernels.tree_rnea",
+                  "lie_dynamics_ros.kernels.tree_regressor")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):
@@ -145,6 +147,12 @@ def warm_up_controller(model):
     ctrl.step(0.0, q, z, q, z, z, 1e-3)
     Z = np.zeros((2, model.nv))
     stacked_regressor(model, np.tile(q, (2, 1)), Z, Z, True, False)
+    regressor(model, q, z, z, z)        # v_r is v: the tree entry on the models it serves
+    # and the general rows kernel, which the models the tree plan does not serve stack with
+    d, none = model.default_data(), np.zeros((0, model.nv))
+    regressor_rows(model.mi, model.mc, model.mI, d.dv, d.dm, np.zeros((0, model.nq)), none,
+                   none, np.zeros((0, model.nv, 10 * model.njoints)), d.W, d.Wd,
+                   np.zeros(0, dtype=np.int64), 0, 0)
 
 
 def warm_up_simulate(model):

@@ -92,9 +92,10 @@ class _Ready:
 
 
 class _TreeReady:
-    """The same for the entries of the single-state tree kernels (kernels/tree_rnea.py,
-    tree_aba.py, tree_crba.py)."""
+    """The same for the entries of the tree kernels (kernels/tree_rnea.py, tree_aba.py,
+    tree_crba.py, tree_regressor.py)."""
     inverse_dynamics = nonlinear = gravity = forward_dynamics = mass_matrix = False
+    regressor = regressor_rows = False
 
 
 ready = _Ready()

@@ -48,9 +48,11 @@ from ..kernels.layout import P, VI, NV, G, WR, WP, V, MS, MSD, OK, NONFINITE
 from ..kernels.jit import JIT, njit
 from ..kernels.lie import se3_Ad_inv, se3_Ad_inv_T_add, se3_ad_add, se3_ad_star_add
 from ..kernels.spatial import mat_vec
+from ..kernels import tree_regressor as KR
 from ..kernels.views import bare
 from ..lie import se3
-from ._inputs import vec, check, prepare, data_for
+from ._inputs import vec, check, prepare, data_for, compile_entry, tree_ready
+from .tree_plan import regressor_plan
 
 N_PARAMS = 10
 PARAMETER_NAMES = ("m", "mc_x", "mc_y", "mc_z", "I_xx", "I_xy", "I_yy", "I_xz", "I_yz", "I_zz")
@@ -388,9 +390,22 @@ def regressor(model, q, v, v_r, a_r, data=None):
     Y has the rigid-body columns only (as Pinocchio's): with an armature, M's diagonal
     carries it and ``Y @ theta + model.armature * a_r`` is the full M a_r + C v_r + g
     (and ``inverse_dynamics``). Identification that fits the armature adds those columns.
+
+    With v_r = v (the inverse-dynamics regressor) on the models ``regressor_plan`` serves,
+    the tree kernel of kernels/tree_regressor.py computes it (the same bits as the
+    identification's stacking).
     """
     q, v = vec(q, model.nq, "q", model=model), vec(v, model.nv, "v")
     vr, ar = vec(v_r, model.nv, "v_r"), vec(a_r, model.nv, "a_r")
+    P = regressor_plan(model)
+    # v_r = v by value (the same state, the same bits); the first entries decide cheaply
+    if P is not None and (vr is v or (vr[0] == v[0] and (vr == v).all())):
+        if data is not None:
+            data_for(model, data)
+        compile_entry("regressor", KR.SIGNATURES, tree_ready)
+        Y = np.empty((model.nv, N_PARAMS * model.njoints))
+        check(model, KR.regressor(P, q, v, ar, Y), q=q, v=v, v_r=vr, a_r=ar)
+        return Y
     d = data_for(model, data)
     kin = prepare(model, d, q, v) if model.has_general else True
     Y = np.empty((model.nv, N_PARAMS * model.njoints))

@@ -4,9 +4,14 @@ Served: the models of the SoA batch kernels (revolute and prismatic joints, no m
 rigid-body inertias, and a free joint only on a root row: a floating base;
 ``batch_soa.soa_unsupported`` says why another is not) with at most ``kernels.tree.MAX_BODIES``
 rows. Others keep the general kernels of kernels/plan.py. The three tree kernels
-(tree_rnea.py, tree_aba.py, tree_crba.py) handle every row kind of the plan.
+(tree_rnea.py, tree_aba.py, tree_crba.py) handle every row kind of the plan;
+``regressor_plan`` adds each body's frame turn C_j for kernels/tree_regressor.py.
 """
+import numpy as np
+
+from ..kernels import soa as KS
 from ..kernels import tree as KT
+from ..kernels import tree_regressor as KR
 from . import batch_soa
 
 
@@ -22,3 +27,24 @@ def _build(model):
     P = KT.pack(plan[0], plan[1], model.nq, model.nv)
     P.flags.writeable = False
     return P
+
+
+def regressor_plan(model):
+    """``tree_plan(model)`` with C_j, the turn from body j's plan frame to its model frame,
+    in columns GCR (kernels/tree_regressor.py): read-only, kept with the model, or None
+    (also for a model without a moving body)."""
+    return model.derived("tree_regressor_plan", _build_regressor)
+
+
+def _build_regressor(model):
+    P = tree_plan(model)
+    if P is None or P.shape[0] < 2:
+        return None
+    n = P.shape[0]
+    C = np.empty((n, 3, 3))
+    KS.axis_frames(model.mi, model.mc, C)
+    R = np.zeros((n, KR.NPR))
+    R[:, :KT.NP] = P
+    R[:, KR.GCR:KR.GCR + 9] = C.reshape(n, 9)
+    R.flags.writeable = False
+    return R

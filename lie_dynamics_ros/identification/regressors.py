@@ -14,10 +14,12 @@ fixed combination of the dropped ones, beta = theta_B + K theta_D with K = R_11^
 """
 import numpy as np
 
-from ..algorithms._inputs import data_for
+from ..algorithms._inputs import compile_entry, data_for, tree_ready
 from ..algorithms.configuration import random_configuration
 from ..algorithms.regressor import N_PARAMS, parameter_names, regressor, regressor_rows
+from ..algorithms.tree_plan import regressor_plan
 from ..errors import InputError
+from ..kernels import tree_regressor as KR
 
 #: relative pivot below which a column of the normalized regressor counts as dependent
 BASE_RTOL = 1e-8
@@ -50,8 +52,8 @@ def stacked_regressor(model, q, v, a, friction, armature, data=None):
     """(N nv, 10 nbodies + extra) regressor of the N samples (rows sample-major), columns
     ``column_names``; ``data`` the calling thread's work buffer (else its own).
 
-    The rigid-body columns of all samples are one compiled call (``regressor.regressor_rows``);
-    models with Python-defined joints take a loop over ``ldr.regressor``."""
+    The rigid-body columns of all samples are one compiled call (``_rigid_columns``); models
+    with Python-defined joints take a loop over ``ldr.regressor``."""
     N, nv = v.shape
     nr = N_PARAMS * model.njoints
     terms = joint_terms(model)
@@ -76,8 +78,9 @@ def stacked_regressor(model, q, v, a, friction, armature, data=None):
 
 
 def _rigid_columns(model, q, v, a, W, data):
-    """W[k, :, :10 nj] for every sample, one compiled call on this thread's Data; a failed
-    sample raises through ``ldr.regressor``.
+    """W[k, :, :10 nj] for every sample, one compiled call on this thread: the tree kernel
+    (kernels/tree_regressor.py) on the models ``regressor_plan`` serves, else the general
+    ``regressor_rows`` on this thread's Data; a failed sample raises through ``ldr.regressor``.
 
     Not split over the batch pool: the chunked reduction runs LAPACK's QR between stackings,
     and OpenBLAS's threads, still spinning after it, and the pool's then share the cores
@@ -88,8 +91,16 @@ def _rigid_columns(model, q, v, a, W, data):
     A = np.ascontiguousarray(a, dtype=np.float64)
     N = Q.shape[0]
     status = np.zeros(N, dtype=np.int64)
-    d = model.default_data() if data is None else data_for(model, data)
-    regressor_rows(model.mi, model.mc, model.mI, d.dv, d.dm, Q, V, A, W, d.W, d.Wd, status, 0, N)
+    P = regressor_plan(model)
+    if P is not None:
+        if data is not None:
+            data_for(model, data)                   # a Data of another model still raises
+        compile_entry("regressor_rows", KR.SIGNATURES, tree_ready)
+        KR.regressor_rows(P, Q, V, A, W, status)
+    else:
+        d = model.default_data() if data is None else data_for(model, data)
+        regressor_rows(model.mi, model.mc, model.mI, d.dv, d.dm, Q, V, A, W, d.W, d.Wd, status,
+                       0, N)
     if status.any():
         k = int(np.flatnonzero(status)[0])
         try:

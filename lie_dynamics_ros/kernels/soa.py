@@ -442,6 +442,36 @@ def _refused(mi, mc, mI, i):
     return 0
 
 
+@njit(inline="always", **_JIT)
+def _axis_frame(mi, mc, i, Ci):
+    """C_i (3 x 3) of body row i into Ci (``build_plan``'s docstring says which)."""
+    a0, a1, a2 = mc[i, L.AX], mc[i, L.AX + 1], mc[i, L.AX + 2]
+    if mi[i, L.K] == J.FREE:                           # C_i = 1: c1 = e_x, a = e_z
+        c0, c1, c2, a0, a1, a2 = 1.0, 0.0, 0.0, 0.0, 0.0, 1.0
+    elif abs(a0) <= abs(a1) and abs(a0) <= abs(a2):    # e_x x a
+        c0, c1, c2 = 0.0, -a2, a1
+    elif abs(a1) <= abs(a2):                           # e_y x a
+        c0, c1, c2 = a2, 0.0, -a0
+    else:                                              # e_z x a
+        c0, c1, c2 = -a1, a0, 0.0
+    nrm = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+    c0, c1, c2 = c0 / nrm, c1 / nrm, c2 / nrm
+    Ci[0, 0], Ci[1, 0], Ci[2, 0] = c0, c1, c2
+    Ci[0, 1], Ci[1, 1], Ci[2, 1] = a1 * c2 - a2 * c1, a2 * c0 - a0 * c2, a0 * c1 - a1 * c0
+    Ci[0, 2], Ci[1, 2], Ci[2, 2] = a0, a1, a2
+
+
+@njit(**_JIT)
+def axis_frames(mi, mc, C):
+    """C[i] = C_i of ``build_plan`` for every body row of a model it serves (C[0] = 1): the
+    turn from a plan body frame to the model's (URDF) body frame."""
+    for r in range(3):
+        for c in range(3):
+            C[0, r, c] = 1.0 if r == c else 0.0
+    for i in range(1, mi.shape[0]):
+        _axis_frame(mi, mc, i, C[i])
+
+
 @njit(**_JIT)
 def build_plan(mi, mc, mI, topo, geo):
     """Fill (topo, geo) from the model arrays of ``layout.py``; returns 0, or 4 * row + why
@@ -459,21 +489,8 @@ def build_plan(mi, mc, mI, topo, geo):
         why = _refused(mi, mc, mI, i)
         if why != 0:
             return 4 * i + why
-        a0, a1, a2 = mc[i, L.AX], mc[i, L.AX + 1], mc[i, L.AX + 2]
-        if mi[i, L.K] == J.FREE:                           # C_i = 1: c1 = e_x, a = e_z
-            c0, c1, c2, a0, a1, a2 = 1.0, 0.0, 0.0, 0.0, 0.0, 1.0
-        elif abs(a0) <= abs(a1) and abs(a0) <= abs(a2):    # e_x x a
-            c0, c1, c2 = 0.0, -a2, a1
-        elif abs(a1) <= abs(a2):                           # e_y x a
-            c0, c1, c2 = a2, 0.0, -a0
-        else:                                              # e_z x a
-            c0, c1, c2 = -a1, a0, 0.0
-        nrm = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
-        c0, c1, c2 = c0 / nrm, c1 / nrm, c2 / nrm
         Ci = C[i]
-        Ci[0, 0], Ci[1, 0], Ci[2, 0] = c0, c1, c2
-        Ci[0, 1], Ci[1, 1], Ci[2, 1] = a1 * c2 - a2 * c1, a2 * c0 - a0 * c2, a0 * c1 - a1 * c0
-        Ci[0, 2], Ci[1, 2], Ci[2, 2] = a0, a1, a2
+        _axis_frame(mi, mc, i, Ci)
         p = mi[i, L.P]
         topo[i, TP], topo[i, TQ], topo[i, TV] = p, mi[i, L.QI], mi[i, L.VI]
         topo[i, TK] = (REVOLUTE if mi[i, L.K] == J.REVOLUTE else

@@ -72,17 +72,10 @@ def _finite(x):
 
 
 @njit(inline="always", **_JIT)
-def _rnea(P, q, v, a, tau, use_v, use_a):
-    """The body of the three entries; ``use_v`` / ``use_a`` are constants at each call site
-    (False: v or a is zero and not read)."""
+def _start(P, q, W):
+    """Row 0 of the scratch W (the base: V = 0, A = (0, -g)) and cos q_i, sin q_i of every
+    revolute joint (columns SC, SS)."""
     nb = P.shape[0] - 1
-    if nb < 1 or nb >= MAX_BODIES or P.shape[1] != NP:
-        return BAD_SIZE
-    nv = int(P[0, TOPO + TV])
-    if (q.shape[0] != int(P[0, TOPO + TQ]) or tau.shape[0] != nv
-            or (use_v and v.shape[0] != nv) or (use_a and a.shape[0] != nv)):
-        return BAD_SIZE
-    W = _scratch()
     for k in range(6):
         W[0, SV + k] = 0.0
         W[0, SA + k] = 0.0
@@ -98,6 +91,124 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
             else:           # and NaN: libm beyond the polynomial's argument reduction
                 s, c = math.sin(x), math.cos(x)
             W[i, SC], W[i, SS] = c, s
+
+
+@njit(inline="always", **_JIT)
+def _motion(P, q, v, a, W, i, pw0, pw1, pw2, pv0, pv1, pv2, pe0, pe1, pe2, pf0, pf1, pf2,
+            use_v, use_a):
+    """Body i's twist V_i = (w, v) and acceleration A_i = (e, f) (gravity included), stored
+    in W[i] (SA; SV when ``use_v``; SR: R Rz(q_i) of a revolute joint), from its parent's,
+    passed in registers (p*) and read from W when the parent is not row i - 1. Returns
+    (w, v, e, f, chk, ok): chk NaN for a non-finite input read here, ok False for a free
+    joint's quaternion off unit norm (``_free_joint``)."""
+    g = P[i]
+    p = int(g[TOPO + TP])
+    jq, jv = int(g[TOPO + TQ]), int(g[TOPO + TV])
+    rev = g[TOPO + TK] == REVOLUTE
+    free = g[TOPO + TK] == FREE
+    acc = use_v or use_a
+    ok = True
+    r00, r01, r02, r10, r11, r12 = g[GR], g[GR + 1], g[GR + 2], g[GR + 3], g[GR + 4], g[GR + 5]
+    r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
+    px, py, pz = g[GP], g[GP + 1], g[GP + 2]
+    Wi = W[i]
+    if rev:     # T_{p,i} = (R Rz(q), p): one rotation (off the chain of dependent operations)
+        c, s = Wi[SC], Wi[SS]
+        r00, r01 = c * r00 + s * r01, c * r01 - s * r00
+        r10, r11 = c * r10 + s * r11, c * r11 - s * r10
+        r20, r21 = c * r20 + s * r21, c * r21 - s * r20
+        Wi[SR], Wi[SR + 1], Wi[SR + 2], Wi[SR + 3], Wi[SR + 4] = r00, r01, r02, r10, r11
+        Wi[SR + 5], Wi[SR + 6], Wi[SR + 7], Wi[SR + 8] = r12, r20, r21, r22
+    x = q[jq]
+    qd = v[jv] if use_v else 0.0
+    qdd = a[jv] if use_a else 0.0
+    # every input into the status: some reach no torque (a prismatic leaf's qd or, with
+    # v = a = 0, its q, on a root)
+    chk = (x + qd + qdd) * 0.0
+    if p != i - 1:
+        Wp = W[p]
+        pf0, pf1, pf2 = Wp[SA + 3], Wp[SA + 4], Wp[SA + 5]
+        if acc:
+            pe0, pe1, pe2 = Wp[SA], Wp[SA + 1], Wp[SA + 2]
+        if use_v:
+            pw0, pw1, pw2, pv0, pv1, pv2 = (Wp[SV], Wp[SV + 1], Wp[SV + 2], Wp[SV + 3],
+                                            Wp[SV + 4], Wp[SV + 5])
+    # Ad_{X^-1} of the parent's twist and acceleration (Kim 2012, eq. 37): R^T w,
+    # R^T (v + w x p)
+    e0 = e1 = e2 = 0.0
+    u0, u1, u2 = pf0, pf1, pf2
+    if acc:
+        e0, e1, e2 = pe0, pe1, pe2
+        u0 += e1 * pz - e2 * py
+        u1 += e2 * px - e0 * pz
+        u2 += e0 * py - e1 * px
+        e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
+                      r02 * e0 + r12 * e1 + r22 * e2)
+    f0, f1, f2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
+                  r02 * u0 + r12 * u1 + r22 * u2)
+    w0 = w1 = w2 = v0 = v1 = v2 = 0.0
+    if use_v:
+        w0, w1, w2 = pw0, pw1, pw2
+        u0 = pv0 + (w1 * pz - w2 * py)
+        u1 = pv1 + (w2 * px - w0 * pz)
+        u2 = pv2 + (w0 * py - w1 * px)
+        w0, w1, w2 = (r00 * w0 + r10 * w1 + r20 * w2, r01 * w0 + r11 * w1 + r21 * w2,
+                      r02 * w0 + r12 * w1 + r22 * w2)
+        v0, v1, v2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
+                      r02 * u0 + r12 * u1 + r22 * u2)
+    # then Tj^-1, and V_i += S qd, A_i += S qdd + ad(V_i) S qd (Kim 2012, eqs. 37-38)
+    if rev:
+        if use_v:
+            w2 += qd
+            e0 += qd * w1
+            e1 -= qd * w0
+            f0 += qd * v1
+            f1 -= qd * v0
+        if use_a:
+            e2 += qdd
+    elif free:
+        # a root: the transform above left V = 0 and A = (0, R^T (-g)); then Tj^-1 = Rq^T
+        # and V = S v, A += S a (ad(V) S v = ad(V) V = 0)
+        f0, f1, f2, ok, fchk = _free_joint(q, jq, f0, f1, f2)
+        chk += fchk
+        if use_a:
+            e0, e1, e2 = a[jv + 3], a[jv + 4], a[jv + 5]
+            f0, f1, f2 = f0 + a[jv], f1 + a[jv + 1], f2 + a[jv + 2]
+            chk += (e0 + e1 + e2 + a[jv + 1] + a[jv + 2]) * 0.0
+        if use_v:
+            w0, w1, w2 = v[jv + 3], v[jv + 4], v[jv + 5]
+            v0, v1, v2 = v[jv], v[jv + 1], v[jv + 2]
+            chk += (w0 + w1 + w2 + v1 + v2) * 0.0
+    else:
+        if acc:
+            f0, f1 = f0 + x * e1, f1 - x * e0
+        if use_v:
+            v0, v1 = v0 + x * w1, v1 - x * w0
+            v2 += qd
+            f0 += qd * w1
+            f1 -= qd * w0
+        if use_a:
+            f2 += qdd
+    Wi[SA], Wi[SA + 1], Wi[SA + 2], Wi[SA + 3], Wi[SA + 4], Wi[SA + 5] = e0, e1, e2, f0, f1, f2
+    if use_v:
+        Wi[SV], Wi[SV + 1], Wi[SV + 2], Wi[SV + 3], Wi[SV + 4], Wi[SV + 5] = \
+            w0, w1, w2, v0, v1, v2
+    return w0, w1, w2, v0, v1, v2, e0, e1, e2, f0, f1, f2, chk, ok
+
+
+@njit(inline="always", **_JIT)
+def _rnea(P, q, v, a, tau, use_v, use_a):
+    """The body of the three entries; ``use_v`` / ``use_a`` are constants at each call site
+    (False: v or a is zero and not read)."""
+    nb = P.shape[0] - 1
+    if nb < 1 or nb >= MAX_BODIES or P.shape[1] != NP:
+        return BAD_SIZE
+    nv = int(P[0, TOPO + TV])
+    if (q.shape[0] != int(P[0, TOPO + TQ]) or tau.shape[0] != nv
+            or (use_v and v.shape[0] != nv) or (use_a and a.shape[0] != nv)):
+        return BAD_SIZE
+    W = _scratch()
+    _start(P, q, W)
     # the parent's twist and acceleration: in registers along a chain (parent i - 1)
     pw0 = pw1 = pw2 = pv0 = pv1 = pv2 = pe0 = pe1 = pe2 = 0.0
     pf0, pf1, pf2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
@@ -106,95 +217,15 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
     # with v = a = 0 every body's acceleration is gravity alone, (0, R^T (-g)): no angular part
     acc = use_v or use_a
     for i in range(1, nb + 1):
-        g = P[i]
-        p = int(g[TOPO + TP])
-        jq, jv = int(g[TOPO + TQ]), int(g[TOPO + TV])
-        rev = g[TOPO + TK] == REVOLUTE
-        free = g[TOPO + TK] == FREE
-        r00, r01, r02, r10, r11, r12 = g[GR], g[GR + 1], g[GR + 2], g[GR + 3], g[GR + 4], g[GR + 5]
-        r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
-        px, py, pz = g[GP], g[GP + 1], g[GP + 2]
-        Wi = W[i]
-        if rev:     # T_{p,i} = (R Rz(q), p): one rotation (off the chain of dependent operations)
-            c, s = Wi[SC], Wi[SS]
-            r00, r01 = c * r00 + s * r01, c * r01 - s * r00
-            r10, r11 = c * r10 + s * r11, c * r11 - s * r10
-            r20, r21 = c * r20 + s * r21, c * r21 - s * r20
-            Wi[SR], Wi[SR + 1], Wi[SR + 2], Wi[SR + 3], Wi[SR + 4] = r00, r01, r02, r10, r11
-            Wi[SR + 5], Wi[SR + 6], Wi[SR + 7], Wi[SR + 8] = r12, r20, r21, r22
-        x = q[jq]
-        qd = v[jv] if use_v else 0.0
-        qdd = a[jv] if use_a else 0.0
-        # every input into the status: some reach no torque (a prismatic leaf's qd or, with
-        # v = a = 0, its q, on a root)
-        bad += (x + qd + qdd) * 0.0
-        if p != i - 1:
-            Wp = W[p]
-            pf0, pf1, pf2 = Wp[SA + 3], Wp[SA + 4], Wp[SA + 5]
-            if acc:
-                pe0, pe1, pe2 = Wp[SA], Wp[SA + 1], Wp[SA + 2]
-            if use_v:
-                pw0, pw1, pw2, pv0, pv1, pv2 = (Wp[SV], Wp[SV + 1], Wp[SV + 2], Wp[SV + 3],
-                                                Wp[SV + 4], Wp[SV + 5])
-        # Ad_{X^-1} of the parent's twist and acceleration (Kim 2012, eq. 37): R^T w,
-        # R^T (v + w x p)
-        e0 = e1 = e2 = 0.0
-        u0, u1, u2 = pf0, pf1, pf2
-        if acc:
-            e0, e1, e2 = pe0, pe1, pe2
-            u0 += e1 * pz - e2 * py
-            u1 += e2 * px - e0 * pz
-            u2 += e0 * py - e1 * px
-            e0, e1, e2 = (r00 * e0 + r10 * e1 + r20 * e2, r01 * e0 + r11 * e1 + r21 * e2,
-                          r02 * e0 + r12 * e1 + r22 * e2)
-        f0, f1, f2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
-                      r02 * u0 + r12 * u1 + r22 * u2)
-        w0 = w1 = w2 = v0 = v1 = v2 = 0.0
-        if use_v:
-            w0, w1, w2 = pw0, pw1, pw2
-            u0 = pv0 + (w1 * pz - w2 * py)
-            u1 = pv1 + (w2 * px - w0 * pz)
-            u2 = pv2 + (w0 * py - w1 * px)
-            w0, w1, w2 = (r00 * w0 + r10 * w1 + r20 * w2, r01 * w0 + r11 * w1 + r21 * w2,
-                          r02 * w0 + r12 * w1 + r22 * w2)
-            v0, v1, v2 = (r00 * u0 + r10 * u1 + r20 * u2, r01 * u0 + r11 * u1 + r21 * u2,
-                          r02 * u0 + r12 * u1 + r22 * u2)
-        # then Tj^-1, and V_i += S qd, A_i += S qdd + ad(V_i) S qd (Kim 2012, eqs. 37-38)
-        if rev:
-            if use_v:
-                w2 += qd
-                e0 += qd * w1
-                e1 -= qd * w0
-                f0 += qd * v1
-                f1 -= qd * v0
-            if use_a:
-                e2 += qdd
-        elif free:
-            # a root: the transform above left V = 0 and A = (0, R^T (-g)); then Tj^-1 = Rq^T
-            # and V = S v, A += S a (ad(V) S v = ad(V) V = 0)
-            f0, f1, f2, ok, chk = _free_joint(q, jq, f0, f1, f2)
-            unit &= ok
-            bad += chk
-            if use_a:
-                e0, e1, e2 = a[jv + 3], a[jv + 4], a[jv + 5]
-                f0, f1, f2 = f0 + a[jv], f1 + a[jv + 1], f2 + a[jv + 2]
-                bad += (e0 + e1 + e2 + a[jv + 1] + a[jv + 2]) * 0.0
-            if use_v:
-                w0, w1, w2 = v[jv + 3], v[jv + 4], v[jv + 5]
-                v0, v1, v2 = v[jv], v[jv + 1], v[jv + 2]
-                bad += (w0 + w1 + w2 + v1 + v2) * 0.0
-        else:
-            if acc:
-                f0, f1 = f0 + x * e1, f1 - x * e0
-            if use_v:
-                v0, v1 = v0 + x * w1, v1 - x * w0
-                v2 += qd
-                f0 += qd * w1
-                f1 -= qd * w0
-            if use_a:
-                f2 += qdd
-        Wi[SA], Wi[SA + 1], Wi[SA + 2], Wi[SA + 3], Wi[SA + 4], Wi[SA + 5] = e0, e1, e2, f0, f1, f2
+        (w0, w1, w2, v0, v1, v2, e0, e1, e2, f0, f1, f2, chk, ok) = _motion(
+            P, q, v, a, W, i, pw0, pw1, pw2, pv0, pv1, pv2, pe0, pe1, pe2, pf0, pf1, pf2,
+            use_v, use_a)
+        bad += chk
+        unit &= ok
+        pw0, pw1, pw2, pv0, pv1, pv2 = w0, w1, w2, v0, v1, v2
         pe0, pe1, pe2, pf0, pf1, pf2 = e0, e1, e2, f0, f1, f2
+        g = P[i]
+        Wi = W[i]
         # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w); F = I A + (w x h_a + v x h_l, w x h_l)
         ixx, iyy, izz, ixy, ixz, iyz = g[GI], g[GI + 1], g[GI + 2], g[GI + 3], g[GI + 4], g[GI + 5]
         cx, cy, cz, m = g[GC], g[GC + 1], g[GC + 2], g[GM]
@@ -208,9 +239,6 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
             l1 -= cz * e0 - cx * e2
             l2 -= cx * e1 - cy * e0
         if use_v:
-            Wi[SV], Wi[SV + 1], Wi[SV + 2], Wi[SV + 3], Wi[SV + 4], Wi[SV + 5] = \
-                w0, w1, w2, v0, v1, v2
-            pw0, pw1, pw2, pv0, pv1, pv2 = w0, w1, w2, v0, v1, v2
             hl0 = m * v0 - (cy * w2 - cz * w1)
             hl1 = m * v1 - (cz * w0 - cx * w2)
             hl2 = m * v2 - (cx * w1 - cy * w0)
