@@ -91,6 +91,8 @@ def _crba(P, q, M, nb, nv):
     chk = 0.0
     unit = True         # every free joint's quaternion of unit norm
     chain = True        # every body the child of the one before
+    # the parent's pose: in registers along a chain (parent i - 1), not through the scratch
+    b00 = b01 = b02 = b10 = b11 = b12 = b20 = b21 = b22 = bx = by = bz = 0.0
     for i in range(1, nb + 1):
         p = int(P[i, TOPO + TP])
         chain &= p == i - 1
@@ -110,6 +112,8 @@ def _crba(P, q, M, nb, nv):
                 W[i, WI + k] = P[i, GI + k]
             W[i, WI + 9] = P[i, GM]
             W[i, WFR] = 0.0
+            b00, b01, b02, b10, b11, b12 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0
+            b20, b21, b22, bx, by, bz = 0.0, 0.0, 1.0, 0.0, 0.0, 0.0
             if P[i, TOPO + TK] == FREE:
                 W[i, WFR] = i
                 jq = int(P[i, TOPO + TQ])
@@ -117,14 +121,22 @@ def _crba(P, q, M, nb, nv):
                 chk += (q[jq + 1] + q[jq + 2]) * 0.0
                 unit &= abs(math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw) - 1.0) < 1e-6
             continue
-        # A = R_p R0 and t = t_p + R_p p0, the joint frame before its motion
+        # R = R_p R0 Rz(x) and t = t_p + R_p p0 (+ x R e_z): R0 Rz(x) first, off the chain of
+        # dependent operations from body to body
         r00, r01, r02 = P[i, GR], P[i, GR + 1], P[i, GR + 2]
         r10, r11, r12 = P[i, GR + 3], P[i, GR + 4], P[i, GR + 5]
         r20, r21, r22 = P[i, GR + 6], P[i, GR + 7], P[i, GR + 8]
         px, py, pz = P[i, GP], P[i, GP + 1], P[i, GP + 2]
-        b00, b01, b02 = W[p, 0], W[p, 1], W[p, 2]
-        b10, b11, b12 = W[p, 3], W[p, 4], W[p, 5]
-        b20, b21, b22 = W[p, 6], W[p, 7], W[p, 8]
+        if rev:
+            s, c = T[0, i], T[1, i]
+            r00, r01 = c * r00 + s * r01, c * r01 - s * r00
+            r10, r11 = c * r10 + s * r11, c * r11 - s * r10
+            r20, r21 = c * r20 + s * r21, c * r21 - s * r20
+        if p != i - 1:
+            b00, b01, b02 = W[p, 0], W[p, 1], W[p, 2]
+            b10, b11, b12 = W[p, 3], W[p, 4], W[p, 5]
+            b20, b21, b22 = W[p, 6], W[p, 7], W[p, 8]
+            bx, by, bz = W[p, WT], W[p, WT + 1], W[p, WT + 2]
         a00 = b00 * r00 + b01 * r10 + b02 * r20
         a01 = b00 * r01 + b01 * r11 + b02 * r21
         a02 = b00 * r02 + b01 * r12 + b02 * r22
@@ -134,15 +146,11 @@ def _crba(P, q, M, nb, nv):
         a20 = b20 * r00 + b21 * r10 + b22 * r20
         a21 = b20 * r01 + b21 * r11 + b22 * r21
         a22 = b20 * r02 + b21 * r12 + b22 * r22
-        tx = W[p, WT] + b00 * px + b01 * py + b02 * pz
-        ty = W[p, WT + 1] + b10 * px + b11 * py + b12 * pz
-        tz = W[p, WT + 2] + b20 * px + b21 * py + b22 * pz
+        tx = bx + b00 * px + b01 * py + b02 * pz
+        ty = by + b10 * px + b11 * py + b12 * pz
+        tz = bz + b20 * px + b21 * py + b22 * pz
         if rev:
-            # R = A Rz(x); S_i = (a, t x a) with a = A e_z
-            s, c = T[0, i], T[1, i]
-            a00, a01 = c * a00 + s * a01, c * a01 - s * a00
-            a10, a11 = c * a10 + s * a11, c * a11 - s * a10
-            a20, a21 = c * a20 + s * a21, c * a21 - s * a20
+            # S_i = (a, t x a) with a = R e_z
             W[i, WS], W[i, WS + 1], W[i, WS + 2] = a02, a12, a22
             W[i, WS + 3] = ty * a22 - tz * a12
             W[i, WS + 4] = tz * a02 - tx * a22
@@ -156,6 +164,8 @@ def _crba(P, q, M, nb, nv):
         W[i, 6], W[i, 7], W[i, 8] = a20, a21, a22
         W[i, WT], W[i, WT + 1], W[i, WT + 2] = tx, ty, tz
         W[i, WFR] = W[p, WFR]
+        b00, b01, b02, b10, b11, b12, b20, b21, b22 = a00, a01, a02, a10, a11, a12, a20, a21, a22
+        bx, by, bz = tx, ty, tz
         (W[i, WI], W[i, WI + 1], W[i, WI + 2], W[i, WI + 3], W[i, WI + 4], W[i, WI + 5],
          W[i, WI + 6], W[i, WI + 7], W[i, WI + 8], W[i, WI + 9]) = _rigid_to_parent(
             a00, a01, a02, a10, a11, a12, a20, a21, a22, tx, ty, tz,
@@ -200,15 +210,23 @@ def _crba(P, q, M, nb, nv):
             W[p, WI + 7] += hy
             W[p, WI + 8] += hz
             W[p, WI + 9] += m
-        i = p
         top = int(W[j, WFR])    # the walk stops below a free root, which takes (f, n)
-        while i > top:
-            x = (W[i, WS] * n0 + W[i, WS + 1] * n1 + W[i, WS + 2] * n2 + W[i, WS + 3] * f0
-                 + W[i, WS + 4] * f1 + W[i, WS + 5] * f2)
-            vi = int(P[i, TOPO + TV])
-            M[vi, vj] = x
-            M[vj, vi] = x
-            i = int(P[i, TOPO + TP])
+        if chain:       # the ancestors are p, p - 1, ...: no parent read on the way
+            for i in range(p, top, -1):
+                x = (W[i, WS] * n0 + W[i, WS + 1] * n1 + W[i, WS + 2] * n2 + W[i, WS + 3] * f0
+                     + W[i, WS + 4] * f1 + W[i, WS + 5] * f2)
+                vi = int(P[i, TOPO + TV])
+                M[vi, vj] = x
+                M[vj, vi] = x
+        else:
+            i = p
+            while i > top:
+                x = (W[i, WS] * n0 + W[i, WS + 1] * n1 + W[i, WS + 2] * n2 + W[i, WS + 3] * f0
+                     + W[i, WS + 4] * f1 + W[i, WS + 5] * f2)
+                vi = int(P[i, TOPO + TV])
+                M[vi, vj] = x
+                M[vj, vi] = x
+                i = int(P[i, TOPO + TP])
         if top > 0:
             vi = int(P[top, TOPO + TV])
             M[vi, vj], M[vi + 1, vj], M[vi + 2, vj] = f0, f1, f2
