@@ -177,10 +177,30 @@ def _crba(P, q, M, nb, nv):
                 M[r, c] = 0.0
     # children first: Ic_j is complete (its children have added theirs), then goes to the
     # parent's; in one frame a composite is a sum
+    # the child j + 1's composite when j is its parent: in registers, not through the scratch
+    cxx = cyy = czz = cxy = cxz = cyz = chx = chy = chz = cm = 0.0
     for j in range(nb, 0, -1):
-        ixx, iyy, izz = W[j, WI], W[j, WI + 1], W[j, WI + 2]
-        ixy, ixz, iyz = W[j, WI + 3], W[j, WI + 4], W[j, WI + 5]
-        hx, hy, hz, m = W[j, WI + 6], W[j, WI + 7], W[j, WI + 8], W[j, WI + 9]
+        ixx, iyy, izz = W[j, WI] + cxx, W[j, WI + 1] + cyy, W[j, WI + 2] + czz
+        ixy, ixz, iyz = W[j, WI + 3] + cxy, W[j, WI + 4] + cxz, W[j, WI + 5] + cyz
+        hx, hy, hz = W[j, WI + 6] + chx, W[j, WI + 7] + chy, W[j, WI + 8] + chz
+        m = W[j, WI + 9] + cm
+        p = int(P[j, TOPO + TP])
+        if p == j - 1:
+            cxx, cyy, czz, cxy, cxz, cyz = ixx, iyy, izz, ixy, ixz, iyz
+            chx, chy, chz, cm = hx, hy, hz, m
+        else:
+            cxx = cyy = czz = cxy = cxz = cyz = chx = chy = chz = cm = 0.0
+            if p > 0:
+                W[p, WI] += ixx
+                W[p, WI + 1] += iyy
+                W[p, WI + 2] += izz
+                W[p, WI + 3] += ixy
+                W[p, WI + 4] += ixz
+                W[p, WI + 5] += iyz
+                W[p, WI + 6] += hx
+                W[p, WI + 7] += hy
+                W[p, WI + 8] += hz
+                W[p, WI + 9] += m
         if P[j, TOPO + TK] == FREE:     # its block; its parent is the world
             _free_block(M, int(P[j, TOPO + TV]), ixx, iyy, izz, ixy, ixz, iyz, hx, hy, hz, m)
             chk += (m + ixx + iyy + izz) * 0.0
@@ -198,18 +218,6 @@ def _crba(P, q, M, nb, nv):
         d = e0 * n0 + e1 * n1 + e2 * n2 + l0 * f0 + l1 * f1 + l2 * f2 + P[j, GA]
         M[vj, vj] = d
         chk += d * 0.0
-        p = int(P[j, TOPO + TP])
-        if p > 0:
-            W[p, WI] += ixx
-            W[p, WI + 1] += iyy
-            W[p, WI + 2] += izz
-            W[p, WI + 3] += ixy
-            W[p, WI + 4] += ixz
-            W[p, WI + 5] += iyz
-            W[p, WI + 6] += hx
-            W[p, WI + 7] += hy
-            W[p, WI + 8] += hz
-            W[p, WI + 9] += m
         top = int(W[j, WFR])    # the walk stops below a free root, which takes (f, n)
         if chain:       # the ancestors are p, p - 1, ...: no parent read on the way
             for i in range(p, top, -1):
