@@ -81,13 +81,18 @@ def _crba(P, q, M, nb, nv):
     W = _scratch()
     O = _composite()
     # the joints' sines and cosines first, all rows (a prismatic or free row's are not read):
-    # independent of each other and of the poses, they fill vector registers
+    # independent of each other and of the poses, they fill vector registers. Whole vectors
+    # (the padding columns' angle 0): a 7-DOF arm's seven in one, not seven scalar ones
     X = _angles()
     T = _trig()
+    nl = (nb + LANES) // LANES * LANES
+    X[0, 0] = 0.0
+    for i in range(nb + 1, nl):
+        X[0, i] = 0.0
     for i in range(1, nb + 1):
         X[0, i] = q[int(P[i, TOPO + TQ])]
     big = False
-    for i in range(1, nb + 1):
+    for i in range(nl):
         x = X[0, i]
         s, c = _sincos(x)
         T[0, i], T[1, i] = s, c
@@ -99,7 +104,6 @@ def _crba(P, q, M, nb, nv):
                 T[0, i], T[1, i] = math.sin(x), math.cos(x)
     # the inertia loop's padding columns (the world's, those past the last body): finite
     # numbers, whose results are not read
-    nl = (nb + LANES) // LANES * LANES
     for k in range(CS):
         W[k, 0] = 0.0
     for i in range(nb + 1, nl):
