@@ -117,7 +117,7 @@ def _crba(P, q, M, nb, nv):
     for i in range(1, nb + 1):
         p = int(P[i, TOPO + TP])
         chain &= p == i - 1
-        x = q[int(P[i, TOPO + TQ])]
+        x = X[0, i]
         chk += x * 0.0
         rev = P[i, TOPO + TK] == REVOLUTE
         W[CI, i], W[CI + 1, i], W[CI + 2, i] = P[i, GI], P[i, GI + 1], P[i, GI + 2]
@@ -149,11 +149,12 @@ def _crba(P, q, M, nb, nv):
         r10, r11, r12 = P[i, GR + 3], P[i, GR + 4], P[i, GR + 5]
         r20, r21, r22 = P[i, GR + 6], P[i, GR + 7], P[i, GR + 8]
         px, py, pz = P[i, GP], P[i, GP + 1], P[i, GP + 2]
-        if rev:
-            s, c = T[0, i], T[1, i]
-            r00, r01 = c * r00 + s * r01, c * r01 - s * r00
-            r10, r11 = c * r10 + s * r11, c * r11 - s * r10
-            r20, r21 = c * r20 + s * r21, c * r21 - s * r20
+        # selects, not branches (a prismatic joint's c = 1, s = 0 leave R0 as it is)
+        s = T[0, i] if rev else 0.0
+        c = T[1, i] if rev else 1.0
+        r00, r01 = c * r00 + s * r01, c * r01 - s * r00
+        r10, r11 = c * r10 + s * r11, c * r11 - s * r10
+        r20, r21 = c * r20 + s * r21, c * r21 - s * r20
         if p != i - 1:
             b00, b01, b02 = W[0, p], W[1, p], W[2, p]
             b10, b11, b12 = W[3, p], W[4, p], W[5, p]
@@ -171,17 +172,14 @@ def _crba(P, q, M, nb, nv):
         tx = bx + b00 * px + b01 * py + b02 * pz
         ty = by + b10 * px + b11 * py + b12 * pz
         tz = bz + b20 * px + b21 * py + b22 * pz
-        if rev:
-            # S_i = (a, t x a) with a = R e_z
-            W[CS, i], W[CS + 1, i], W[CS + 2, i] = a02, a12, a22
-            W[CS + 3, i] = ty * a22 - tz * a12
-            W[CS + 4, i] = tz * a02 - tx * a22
-            W[CS + 5, i] = tx * a12 - ty * a02
-        else:
-            # t += x a; S_i = (0, a)
-            tx, ty, tz = tx + x * a02, ty + x * a12, tz + x * a22
-            W[CS, i], W[CS + 1, i], W[CS + 2, i] = 0.0, 0.0, 0.0
-            W[CS + 3, i], W[CS + 4, i], W[CS + 5, i] = a02, a12, a22
+        # revolute: S_i = (a, t x a) with a = R e_z; prismatic: t += x a, S_i = (0, a)
+        xp = 0.0 if rev else x
+        tx, ty, tz = tx + xp * a02, ty + xp * a12, tz + xp * a22
+        e = 1.0 if rev else 0.0
+        W[CS, i], W[CS + 1, i], W[CS + 2, i] = e * a02, e * a12, e * a22
+        W[CS + 3, i] = ty * a22 - tz * a12 if rev else a02
+        W[CS + 4, i] = tz * a02 - tx * a22 if rev else a12
+        W[CS + 5, i] = tx * a12 - ty * a02 if rev else a22
         W[0, i], W[1, i], W[2, i], W[3, i], W[4, i], W[5, i] = a00, a01, a02, a10, a11, a12
         W[6, i], W[7, i], W[8, i] = a20, a21, a22
         W[CT, i], W[CT + 1, i], W[CT + 2, i] = tx, ty, tz
