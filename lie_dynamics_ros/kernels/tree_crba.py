@@ -59,7 +59,7 @@ _composite = stack_matrix(10, NL)
 # vector registers
 _angles = stack_matrix(1, MAX_BODIES)
 _trig = stack_matrix(2, MAX_BODIES)
-LANES = 8       # the inertia loop runs over a multiple of this many columns (AVX-512)
+LANES = 8       # the vector loops (sines, inertias) run over whole AVX-512 registers
 
 
 @njit(**_JIT)
