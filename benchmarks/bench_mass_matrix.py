@@ -6,13 +6,16 @@ what the public call runs for a revolute/prismatic tree, under a free root joint
 the general CRBA of ``kernels/plan.py`` on a Data buffer (what it ran before for a floating base).
 
 Per robot: the minimum over ``--repeats`` interleaved repeats (each side timed back to back in
-every repeat, so that a shared machine slows them alike) of the time per call, in µs.
+every repeat, so that a shared machine slows them alike) of the time per call, in µs. The
+"empty call" column is a compiled function of the same three arrays that returns at once
+(numba's dispatch alone): the tree entry less it is the kernel's own work.
 """
 import argparse
 import os
 import sys
 import timeit
 
+import numba
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +38,12 @@ ROBOTS = [("arm7", os.path.join(ROOT, "urdf", "arm7.urdf"), False),
           ("centauro", erd("centauro_description/urdf/centauro.urdf"), True)]
 
 
+@numba.njit(nogil=False)
+def _empty(P, q, M):
+    """The tree entry's dispatch (three arrays in, an int out) without its work."""
+    return 0
+
+
 def bench(path, floating, repeats, number):
     """(nv, {side: µs per call}, max |M - Pinocchio's| / max |M|) of one robot."""
     m = ldr.load_urdf(path, floating_base=floating)
@@ -47,7 +56,8 @@ def bench(path, floating, repeats, number):
     sides = {"ldr.mass_matrix": lambda: ldr.mass_matrix(m, q),
              "pin.crba": lambda: pin.crba(pm, pd, qp),
              "tree entry": lambda: TC.mass_matrix(P, q, M),
-             "general entry": lambda: KP.mass_matrix(d.buf, q, M)}
+             "general entry": lambda: KP.mass_matrix(d.buf, q, M),
+             "empty call": lambda: _empty(P, q, M)}
     ours = ldr.mass_matrix(m, q)
     ref = mp.mat_from_pin(symmetrize_upper(np.array(pin.crba(pm, pd, qp))), q)
     for f in sides.values():
@@ -65,12 +75,12 @@ def main(argv=None):
     ap.add_argument("--number", type=int, default=50000, help="calls per repeat and side")
     args = ap.parse_args(argv)
     print(f"{'robot':14s} {'nv':>3s} {'ldr us':>8s} {'pin us':>8s} {'ratio':>6s} "
-          f"{'tree entry':>10s} {'general entry':>13s} {'|M-pin|/|M|':>12s}")
+          f"{'tree entry':>10s} {'empty call':>10s} {'general entry':>13s} {'|M-pin|/|M|':>12s}")
     for name, path, floating in ROBOTS:
         nv, t, err = bench(path, floating, args.repeats, args.number)
         print(f"{name:14s} {nv:3d} {t['ldr.mass_matrix']:8.3f} {t['pin.crba']:8.3f} "
               f"{t['ldr.mass_matrix'] / t['pin.crba']:6.2f} {t['tree entry']:10.3f} "
-              f"{t['general entry']:13.3f} {err:12.1e}", flush=True)
+              f"{t['empty call']:10.3f} {t['general entry']:13.3f} {err:12.1e}", flush=True)
 
 
 if __name__ == "__main__":
