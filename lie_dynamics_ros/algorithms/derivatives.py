@@ -16,10 +16,12 @@ from ..errors import InputError
 from ..kernels import derivatives as KD
 from ..kernels import joints as J
 from ..kernels import derivatives_plan as E
+from ..kernels import tree_derivatives as TD
 from . import _inputs as I
 from . import batch
 from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
 from .dynamics import forward_dynamics, hybrid_dynamics
+from .tree_plan import tree_plan
 
 
 class _Ready:
@@ -28,7 +30,37 @@ class _Ready:
     inverse_dynamics_derivatives = forward_dynamics_derivatives = False
 
 
+class _TreeReady:
+    """The same for the entry of kernels/tree_derivatives.py."""
+    inverse_dynamics_derivatives = False
+
+
 ready = _Ready()
+tree_ready = _TreeReady()
+_ND = np.ndarray
+_tree_idd, _empty = TD.inverse_dynamics_derivatives, np.empty
+
+
+def _tree(model):
+    """``tree_plan(model)`` (None for a model it does not serve), kept as
+    ``model.derived_items.tree_inverse_dynamics_derivatives`` once the entry of
+    kernels/tree_derivatives.py is compiled and closed to other signatures (as
+    algorithms/dynamics.py keeps its tree entries' plans)."""
+    return model.derived("tree_inverse_dynamics_derivatives", _compile_tree)
+
+
+def _compile_tree(model):
+    T = tree_plan(model)
+    if T is not None:
+        _compile_tree_entry()
+    return T
+
+
+def _compile_tree_entry():
+    """The tree entry and, as before it, the general one, which the models that tree_plan
+    does not serve take (so that a warm-up on a served model compiles both)."""
+    I.compile_entry("inverse_dynamics_derivatives", E.SIGNATURES, ready)
+    I.compile_entry("inverse_dynamics_derivatives", TD.SIGNATURES, tree_ready)
 
 
 def _supported(model):
@@ -74,19 +106,36 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     M = dtau/da is the mass matrix. 2-D inputs (N, nq), (N, nv), (N, nv) give (N, nv, nv)
     arrays, the rows cut over the cores (f_ext per state only). Models whose joints all have
     a constant S (revolute, prismatic, free, ball; no mimic) use the world-frame form of
-    Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction.
+    Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction. Single
+    states of the models ``tree_plan`` serves (revolute and prismatic joints, a free root) and
+    f_ext None take that form specialized, ``kernels/tree_derivatives.py``.
     """
-    # float64 vectors: the entry of kernels/derivatives_plan.py (see algorithms/dynamics.py)
-    if (q.__class__ is v.__class__ is a.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and _world_form and ready.inverse_dynamics_derivatives
-            and not model.has_general):
-        d = model.default_data() if data is None else data_for(model, data)
-        out = np.empty((3, model.nv, model.nv))
+    # float64 vectors: the entry of kernels/tree_derivatives.py on the models tree_plan
+    # serves, else that of kernels/derivatives_plan.py (see algorithms/dynamics.py)
+    if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None
+            and _world_form):
         try:
-            if E.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
-                return out[0], out[1], out[2]
-        except TypeError:
-            pass
+            T = model.derived_items.tree_inverse_dynamics_derivatives
+        except AttributeError:
+            T = _tree(model)
+        if T is not None:
+            if data is not None:
+                data_for(model, data)
+            nv = model.nv
+            out = _empty((3, nv, nv))
+            try:
+                if _tree_idd(T, q, v, a, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
+        elif ready.inverse_dynamics_derivatives and not model.has_general:
+            d = model.default_data() if data is None else data_for(model, data)
+            out = np.empty((3, model.nv, model.nv))
+            try:
+                if E.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
     I.compile_entry("inverse_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
@@ -98,6 +147,13 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
         return _rows(model, E.inverse_dynamics_derivatives_rows, b,
                      lambda *x: inverse_dynamics_derivatives(model, *x))
     q, v, a = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(a, n, "a")
+    T = tree_plan(model) if f_ext is None and _world_form else None
+    if T is not None:           # the bits of the fast path, whatever the input's type was
+        _compile_tree_entry()
+        out = np.empty((3, n, n))
+        args = [x if x.flags.writeable else x.copy() for x in (q, v, a)]  # the signature
+        if TD.inverse_dynamics_derivatives(T, *args, out) == 0:
+            return out[0], out[1], out[2]
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     kin = prepare(model, d, q, v) if model.has_general else True
