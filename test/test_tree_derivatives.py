@@ -1,4 +1,4 @@
-"""The inverse-dynamics derivatives of one state on the tree plan (kernels/tree_derivatives.py).
+"""The dynamics derivatives of one state on the tree plan (kernels/tree_derivatives.py).
 
 The entry must give what the general compiled entry (kernels/derivatives_plan.py: world-frame
 Table 5 with 6 x nv S matrices and 6 x 6 products on a Data buffer) gives on the same states,
@@ -7,7 +7,9 @@ contraction, a polynomial sine); what Pinocchio's computeRNEADerivatives gives; 
 differences of ldr.inverse_dynamics (an identity: dtau/dq on the configuration manifold,
 dtau/dv, and M = dtau/da with the armature); the statuses and errors of the general path; and
 the public call takes it for a float64 state and gives the same bits for every other form of
-the same state.
+the same state. The forward-dynamics derivatives the same way, to 1e-10 of the general entry
+(M^-1 multiplies M's rounding by its condition number), against computeABADerivatives and
+central differences of ldr.forward_dynamics.
 """
 import math
 
@@ -56,6 +58,16 @@ def tree(m, q, v, a):
     """The tree entry (status, out)."""
     out = np.empty((3, m.nv, m.nv))
     return TD.inverse_dynamics_derivatives(tree_plan(m), q, v, a, out), out
+
+
+def general_fd(m, q, v, tau):
+    out = np.empty((3, m.nv, m.nv))
+    return E.forward_dynamics_derivatives(m.create_data().buf, q, v, tau, out), out
+
+
+def tree_fd(m, q, v, tau):
+    out = np.empty((3, m.nv, m.nv))
+    return TD.forward_dynamics_derivatives(tree_plan(m), q, v, tau, out), out
 
 
 def assert_close(ours, ref, tol=TOL):
@@ -259,9 +271,131 @@ def test_models_the_plan_does_not_serve_keep_the_general_entry():
         assert np.array_equal(x, y)
 
 
-def test_precompile_reaches_the_entry():
+def test_precompile_reaches_the_entries():
     assert "lie_dynamics_ros.kernels.tree_derivatives" in precompile.KERNEL_MODULES
     precompile.warm_up_derivatives(ldr.load_urdf("arm7"))
-    assert AD.tree_ready.inverse_dynamics_derivatives
-    fn, sig = TD.SIGNATURES["inverse_dynamics_derivatives"]
+    for entry in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives"):
+        assert getattr(AD.tree_ready, entry)
+        fn, sig = TD.SIGNATURES[entry]
+        assert fn.signatures == [sig]
+
+
+# ------------------------------------------------------------- forward-dynamics derivatives
+FD_TOL = 1e-10
+
+
+@pytest.mark.parametrize("name", FIXED + FREE)
+def test_forward_dynamics_derivatives_equal_the_general_entry(name):
+    m = robot(name)
+    for q, v, tau in states(m, 4, seed=41):
+        st, ours = tree_fd(m, q, v, tau)
+        st_ref, ref = general_fd(m, q, v, tau)
+        assert st == st_ref == L.OK
+        assert_close(ours, ref, FD_TOL)
+        assert rel_err(ours[2] @ tree(m, q, v, v)[1][2], np.eye(m.nv)) <= 1e-12
+
+
+@pytest.mark.parametrize("name,fb", [("xarm7_armature", False), ("solo12", True)])
+def test_forward_dynamics_derivatives_against_pinocchio(name, fb):
+    m = robot(name)
+    oracle = Oracle(m, PATHS[name.split("_")[0]] if not fb else F.PATHS[name], fb)
+    pm = oracle.pm
+    for jn, vi in zip(m.joint_names, m.joint_v_index):
+        pm.armature[pm.joints[pm.getJointId(jn)].idx_v] = m.armature[vi]
+    for q, v, tau in states(m, 4, seed=43):
+        st, ours = tree_fd(m, q, v, tau)
+        assert st == L.OK
+        qp, vp, _ = oracle._qva(q, v)
+        T = oracle.map.T(q)
+        ref = pin.computeABADerivatives(pm, oracle.pd, qp, vp, T @ tau)
+        for what, x, y in zip(("da_dq", "da_dv", "Minv"), ours, ref):
+            y = T.T @ np.asarray(y) @ T
+            assert rel_err(x, y) <= 1e-9, (what, rel_err(x, y))
+
+
+@pytest.mark.parametrize("name", ["axes_tree_armature", "arm_and_free"])
+def test_forward_dynamics_derivatives_central_differences(name):
+    m = robot(name)
+    q, v, tau = states(m, 1, seed=47)[0]
+    st, (dq, dv, Minv) = tree_fd(m, q, v, tau)
+    assert st == L.OK
+    fd = lambda qq, vv, tt: ldr.forward_dynamics(m, qq, vv, tt)  # noqa: E731
+    h = 1e-6
+    fq = np.stack([(fd(ldr.integrate(m, q, h * e), v, tau)
+                    - fd(ldr.integrate(m, q, -h * e), v, tau)) / (2 * h)
+                   for e in np.eye(m.nv)], axis=1)
+    fv = np.stack([(fd(q, v + h * e, tau) - fd(q, v - h * e, tau)) / (2 * h)
+                   for e in np.eye(m.nv)], axis=1)
+    ft = np.stack([(fd(q, v, tau + e) - fd(q, v, tau - e)) / 2 for e in np.eye(m.nv)], axis=1)
+    for what, x, y, tol in (("dq", dq, fq, 1e-6), ("dv", dv, fv, 1e-6), ("Minv", Minv, ft, 1e-10)):
+        assert rel_err(x, y) <= tol, (what, rel_err(x, y))
+
+
+@pytest.mark.parametrize("name", ["arm7", "solo12"])
+def test_the_public_fd_call_takes_the_tree_entry(name):
+    m = robot(name)
+    q, v, tau = states(m, 1, seed=6)[0]
+    ref = tree_fd(m, q, v, tau)[1]
+    for x, y in zip(ldr.forward_dynamics_derivatives(m, q, v, tau), ref):
+        assert np.array_equal(x, y)
+    fn, sig = TD.SIGNATURES["forward_dynamics_derivatives"]
     assert fn.signatures == [sig]
+    strided = np.repeat(q, 2)[::2]
+    ro = q.copy()
+    ro.flags.writeable = False
+    for qq in (strided, ro, list(q), q.reshape(-1, 1)):
+        for x, y in zip(ldr.forward_dynamics_derivatives(m, qq, v, list(tau)), ref):
+            assert np.array_equal(x, y)
+    for x, y in zip(ldr.forward_dynamics_derivatives(m, q, v, tau, data=m.create_data()), ref):
+        assert np.array_equal(x, y)
+    fext = ldr.forward_dynamics_derivatives(m, q, v, tau, f_ext=np.zeros((len(m.body_names), 6)))
+    assert_close(fext, ref, FD_TOL)
+    Q, V, T = (np.array([x] * 2) for x in (q, v, tau))
+    batch = ldr.forward_dynamics_derivatives(m, Q, V, T)
+    assert_close([x[1] for x in batch], ref, FD_TOL)
+
+
+@pytest.mark.parametrize("name,where", [("axes_tree", 0), ("axes_tree", -1), ("solo12", 4)])
+@pytest.mark.parametrize("which", ["q", "v", "tau"])
+def test_forward_dynamics_derivatives_name_a_non_finite_input(name, where, which):
+    m = robot(name)
+    args = dict(zip(("q", "v", "tau"), states(m, 1, seed=2)[0]))
+    args[which][where] = math.nan
+    assert tree_fd(m, *args.values())[0] == L.NONFINITE
+    with pytest.raises(ldr.InputError, match=rf"non-finite values \(NaN or Inf\) in {which}$"):
+        ldr.forward_dynamics_derivatives(m, *args.values())
+
+
+def test_forward_dynamics_derivatives_other_statuses():
+    m = robot("solo12")
+    q, v, tau = states(m, 1, seed=3)[0]
+    q[3:7] *= 0.9
+    assert tree_fd(m, q, v, tau)[0] == L.BAD_QUATERNION
+    with pytest.raises(ldr.InputError, match="quaternion"):
+        ldr.forward_dynamics_derivatives(m, q, v, tau)
+    m = robot("arm7")
+    q, v, tau = state(m, np.random.default_rng(4))
+    v[:] = 1e160
+    assert tree_fd(m, q, v, tau)[0] == L.OVERFLOW
+    with pytest.raises(ldr.InputError, match="overflow"):
+        ldr.forward_dynamics_derivatives(m, q, v, tau)
+    assert tree_fd(m, q[:-1], v, tau)[0] == L.BAD_SIZE
+    with pytest.raises(ldr.InputError, match="^q must have shape"):
+        ldr.forward_dynamics_derivatives(m, q[:-1], v, tau)
+
+
+def test_a_massless_chain_is_singular():
+    """A last joint that moves no mass: no positive pivot (SINGULAR), and the public call
+    names the joint through the general path."""
+    b = ldr.ModelBuilder("massless")
+    b.add_link("base")
+    b.add_link("l1", mass=1.0, com=(0, 0, 0.1), inertia=np.eye(3) * 1e-2)
+    b.add_link("l2", mass=0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))
+    b.add_joint("j1", ldr.Revolute((0, 0, 1)), "base", "l1")
+    b.add_joint("j2", ldr.Revolute((0, 1, 0)), "l1", "l2")
+    m = b.build()
+    assert tree_plan(m) is not None
+    z = np.zeros(m.nv)
+    assert tree_fd(m, np.array([0.1, 0.2]), z, z)[0] == L.SINGULAR
+    with pytest.raises(ldr.InputError, match="singular"):
+        ldr.forward_dynamics_derivatives(m, np.array([0.1, 0.2]), z, z)

@@ -31,36 +31,47 @@ class _Ready:
 
 
 class _TreeReady:
-    """The same for the entry of kernels/tree_derivatives.py."""
-    inverse_dynamics_derivatives = False
+    """The same for the entries of kernels/tree_derivatives.py."""
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = False
 
 
 ready = _Ready()
 tree_ready = _TreeReady()
 _ND = np.ndarray
-_tree_idd, _empty = TD.inverse_dynamics_derivatives, np.empty
+_tree_idd, _tree_fdd, _empty = (TD.inverse_dynamics_derivatives,
+                                TD.forward_dynamics_derivatives, np.empty)
 
 
-def _tree(model):
+def _tree(model, entry):
     """``tree_plan(model)`` (None for a model it does not serve), kept as
-    ``model.derived_items.tree_inverse_dynamics_derivatives`` once the entry of
+    ``model.derived_items.tree_<entry>`` once the entry ``entry`` of
     kernels/tree_derivatives.py is compiled and closed to other signatures (as
     algorithms/dynamics.py keeps its tree entries' plans)."""
-    return model.derived("tree_inverse_dynamics_derivatives", _compile_tree)
+    return model.derived("tree_" + entry, lambda m: _compile_tree(m, entry))
 
 
-def _compile_tree(model):
+def _compile_tree(model, entry):
     T = tree_plan(model)
     if T is not None:
-        _compile_tree_entry()
+        _compile_tree_entry(entry)
     return T
 
 
-def _compile_tree_entry():
-    """The tree entry and, as before it, the general one, which the models that tree_plan
-    does not serve take (so that a warm-up on a served model compiles both)."""
-    I.compile_entry("inverse_dynamics_derivatives", E.SIGNATURES, ready)
-    I.compile_entry("inverse_dynamics_derivatives", TD.SIGNATURES, tree_ready)
+def _compile_tree_entry(entry):
+    """The tree entry ``entry`` and, as before it, the general one, which the models that
+    tree_plan does not serve take (so that a warm-up on a served model compiles both)."""
+    I.compile_entry(entry, E.SIGNATURES, ready)
+    I.compile_entry(entry, TD.SIGNATURES, tree_ready)
+
+
+def _tree_call(fn, T, x, y, z, nv):
+    """(out[0], out[1], out[2]) of the tree entry ``fn`` on converted vectors, or None for a
+    nonzero status (the general path then names the error)."""
+    out = np.empty((3, nv, nv))
+    args = [w if w.flags.writeable else w.copy() for w in (x, y, z)]    # the signature
+    if fn(T, *args, out) == 0:
+        return out[0], out[1], out[2]
+    return None
 
 
 def _supported(model):
@@ -117,7 +128,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
         try:
             T = model.derived_items.tree_inverse_dynamics_derivatives
         except AttributeError:
-            T = _tree(model)
+            T = _tree(model, "inverse_dynamics_derivatives")
         if T is not None:
             if data is not None:
                 data_for(model, data)
@@ -149,11 +160,10 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     q, v, a = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(a, n, "a")
     T = tree_plan(model) if f_ext is None and _world_form else None
     if T is not None:           # the bits of the fast path, whatever the input's type was
-        _compile_tree_entry()
-        out = np.empty((3, n, n))
-        args = [x if x.flags.writeable else x.copy() for x in (q, v, a)]  # the signature
-        if TD.inverse_dynamics_derivatives(T, *args, out) == 0:
-            return out[0], out[1], out[2]
+        _compile_tree_entry("inverse_dynamics_derivatives")
+        res = _tree_call(TD.inverse_dynamics_derivatives, T, q, v, a, n)
+        if res is not None:
+            return res
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -171,16 +181,32 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
     derivatives at that a), and da/dtau = M^-1; solved with the tree-sparse L^T D L
     factorization of M (Featherstone's), O(n d) per column. Batched like
     ``inverse_dynamics_derivatives``. With mimic joints M is not tree-sparse: dense solves.
+    Single states of the models ``tree_plan`` serves and f_ext None take
+    ``kernels/tree_derivatives.py``.
     """
-    if (q.__class__ is v.__class__ is tau.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and ready.forward_dynamics_derivatives and model.tree_aba):
-        d = model.default_data() if data is None else data_for(model, data)
-        out = np.empty((3, model.nv, model.nv))
+    if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
         try:
-            if E.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
-                return out[0], out[1], out[2]
-        except TypeError:
-            pass
+            T = model.derived_items.tree_forward_dynamics_derivatives
+        except AttributeError:
+            T = _tree(model, "forward_dynamics_derivatives")
+        if T is not None:
+            if data is not None:
+                data_for(model, data)
+            nv = model.nv
+            out = _empty((3, nv, nv))
+            try:
+                if _tree_fdd(T, q, v, tau, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
+        elif ready.forward_dynamics_derivatives and model.tree_aba:
+            d = model.default_data() if data is None else data_for(model, data)
+            out = np.empty((3, model.nv, model.nv))
+            try:
+                if E.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
     I.compile_entry("forward_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
@@ -202,6 +228,12 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
         return _rows(model, E.forward_dynamics_derivatives_rows, b,
                      lambda *x: forward_dynamics_derivatives(model, *x))
     q, v, tau = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(tau, n, "tau")
+    T = tree_plan(model) if f_ext is None else None
+    if T is not None:           # the bits of the fast path, whatever the input's type was
+        _compile_tree_entry("forward_dynamics_derivatives")
+        res = _tree_call(TD.forward_dynamics_derivatives, T, q, v, tau, n)
+        if res is not None:
+            return res
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     st = KD.aba_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, np.empty(n),

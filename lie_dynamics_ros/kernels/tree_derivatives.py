@@ -40,7 +40,7 @@ from numba import types
 from .jit import njit
 from .joint_kinematics import unit_quat
 from .lie import quat_rotate_T
-from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE
+from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE, SINGULAR
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, PRISMATIC, FREE,
                   BIG_ANGLE, _sincos)
 from .tree import TOPO, NP, MAX_BODIES
@@ -60,14 +60,17 @@ NK = 28                 # composite numbers from WI
 WE = 52                 # one past the last DOF of the subtree
 WB = 53                 # the last body row of the subtree
 WC, WN = 54, 55         # cos, sin of a revolute joint
-NW = 56
+WDA, WG = 56, 62        # forward dynamics: the change of acceleration, of the subtree's G
+NW = 68
 # DOF scratch columns: s, x, the angular part of c, e, Ic s, the angular part of Xi^T s, then
-# the two vectors of the ancestors' entries; the body of the DOF
-DS, DX, DCW, DE, DP, DQ, DY, DZ, DB = 0, 6, 12, 15, 21, 27, 30, 36, 42
-ND = 43
+# the two vectors of the ancestors' entries; the body of the DOF, its parent DOF (-1: none)
+DS, DX, DCW, DE, DP, DQ, DY, DZ, DB, DL = 0, 6, 12, 15, 21, 27, 30, 36, 42, 43
+ND = 44
 
 _bodies = stack_matrix(MAX_BODIES, NW)
 _dofs = stack_matrix(MAX_DOFS, ND)
+_mass = stack_matrix(MAX_DOFS, MAX_DOFS)       # M and its L^T D L factors (forward dynamics)
+_acc = stack_matrix(2, MAX_DOFS)
 
 
 @njit(inline="always", **_JIT)
@@ -222,13 +225,93 @@ def inverse_dynamics_derivatives(P, q, v, a, out):
             or nv > MAX_DOFS or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv):
         return BAD_SIZE
     # views without reference counts (kernels/views.py): the caller holds the arrays
-    return _derivatives(bare(P), bare(q), bare(v), bare(a), bare(out), nb, nv)
+    P, q, v, a, out = bare(P), bare(q), bare(v), bare(a), bare(out)
+    W = _bodies()
+    D = _dofs()
+    bad, unit = _forward(P, q, v, a, W, D, nb, True)
+    _subtree_sums(P, W, nb)
+    _dof_inertias(P, W, D, nb)
+    _dof_wrenches(P, W, D, nb)
+    M = out[2]
+    bad += _fill(P, W, D, out[0], out[1], M, nv, True)
+    for i in range(1, nb + 1):
+        if P[i, TOPO + TK] != FREE:
+            jv = int(P[i, TOPO + TV])
+            M[jv, jv] += P[i, GA]
+    if bad == 0.0 and unit:
+        return OK
+    if not (_finite(q) and _finite(v) and _finite(a)):
+        return NONFINITE
+    return OVERFLOW if unit else BAD_QUATERNION
+
+
+@njit(**_JIT)
+def forward_dynamics_derivatives(P, q, v, tau, out):
+    """out[0] = da/dq (tangent space), out[1] = da/dv, out[2] = M^-1 at a = FD(q, v, tau) of
+    the model packed in P; returns a status code (SINGULAR for a mass matrix without a
+    positive pivot; the others as ``inverse_dynamics_derivatives``).
+
+    As ``kernels/derivatives.world_aba_derivatives`` (Carpentier & Mansard 2018 obtain the
+    ABA derivatives the same way): the passes at a = 0 give M (the composites' CRBA) and
+    b = tau(q, v, 0); a = M^-1 (tau - b) by the tree-sparse L^T D L factorization
+    (Featherstone 2008, §6.5); the RNEA is moved to that a (it is linear in a); then
+    da/dq = -M^-1 dtau/dq, da/dv = -M^-1 dtau/dv, da/dtau = M^-1."""
+    nb = P.shape[0] - 1
+    if nb < 1 or nb >= MAX_BODIES or P.shape[1] != NP:
+        return BAD_SIZE
+    nv = int(P[0, TOPO + TV])
+    if (q.shape[0] != int(P[0, TOPO + TQ]) or v.shape[0] != nv or tau.shape[0] != nv
+            or nv > MAX_DOFS or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv):
+        return BAD_SIZE
+    P, q, v, tau, out = bare(P), bare(q), bare(v), bare(tau), bare(out)
+    W = _bodies()
+    D = _dofs()
+    H = _mass()
+    A = _acc()
+    acc = A[0]
+    bad, unit = _forward(P, q, v, v, W, D, nb, False)
+    _subtree_sums(P, W, nb)
+    _dof_inertias(P, W, D, nb)
+    for t in range(nv):
+        bad += tau[t] * 0.0
+    if bad != 0.0 or not unit:
+        if not (_finite(q) and _finite(v) and _finite(tau)):
+            return NONFINITE
+        return OVERFLOW if unit else BAD_QUATERNION
+    _mass_and_bias(P, W, D, H, tau, acc, nb, nv)
+    if _ltdl(H, D, nv) >= 0:
+        return SINGULAR
+    _ltdl_solve(H, D, acc, nv)
+    _add_accelerations(P, W, D, acc, nb)
+    _dof_wrenches(P, W, D, nb)
+    dq, dv, Minv = out[0], out[1], out[2]
+    bad = _fill(P, W, D, dq, dv, Minv, nv, False)
+    for r in range(nv):
+        for c in range(nv):
+            dq[r, c] = -dq[r, c]
+            dv[r, c] = -dv[r, c]
+            Minv[r, c] = 0.0
+        Minv[r, r] = 1.0
+    _ltdl_solve_rows(H, D, dq, nv)
+    _ltdl_solve_rows(H, D, dv, nv)
+    _ltdl_solve_rows(H, D, Minv, nv)
+    # every entry into the status, by columns (no chain of dependent additions)
+    ck = A[1]
+    for c in range(nv):
+        ck[c] = 0.0
+    for r in range(nv):
+        for c in range(nv):
+            ck[c] += (dq[r, c] + dv[r, c] + Minv[r, c]) * 0.0
+    for c in range(nv):
+        bad += ck[c]
+    return OK if bad == 0.0 else OVERFLOW
 
 
 @njit(inline="always", **_JIT)
-def _derivatives(P, q, v, a, out, nb, nv):
-    W = _bodies()
-    D = _dofs()
+def _forward(P, q, v, a, W, D, nb, use_a):
+    """Each body's pose, twist, acceleration (a = 0 unless ``use_a``) and own composites in
+    its root's frame, and each DOF's s, x, c, e and parent DOF; returns (bad, unit): the
+    inputs summed as x * 0 and whether every free joint's quaternion has unit norm."""
     for i in range(1, nb + 1):      # independent of the recursion: overlapped
         if P[i, TOPO + TK] == REVOLUTE:
             x = q[int(P[i, TOPO + TQ])]
@@ -268,9 +351,10 @@ def _derivatives(P, q, v, a, out, nb, nv):
             bad += (q[jq] + q[jq + 1] + q[jq + 2] + q[jq + 3] + q[jq + 4] + q[jq + 5]
                     + q[jq + 6]) * 0.0
             for k in range(6):
-                bad += (v[jv + k] + a[jv + k]) * 0.0
+                bad += (v[jv + k] + (a[jv + k] if use_a else 0.0)) * 0.0
         else:
-            qd, qdd = v[jv], a[jv]
+            qd = v[jv]
+            qdd = a[jv] if use_a else 0.0
             bad += (x + qd + qdd) * 0.0
         if p == 0:
             # a root: its own frame, gravity R_l^T (-g) (and Rq^T of a free joint's rotation)
@@ -309,13 +393,14 @@ def _derivatives(P, q, v, a, out, nb, nv):
             # S maps (v_lin, w) to (angular, linear); v_p = 0 and [V, V] = 0
             for k in range(6):
                 Wi[WV + k] = v[jv + (k + 3) % 6]
-                Wi[WA + k] = Wp[WA + k] + a[jv + (k + 3) % 6]
+                Wi[WA + k] = Wp[WA + k] + (a[jv + (k + 3) % 6] if use_a else 0.0)
             for k in range(6):
                 Dt = D[jv + k]
                 for r in range(6):
                     Dt[DS + r] = 0.0
                 Dt[DS + (k + 3) % 6] = 1.0
                 _dof(D, jv + k, i, Wi, Wp, Wp, False)
+                D[jv + k, DL] = jv + k - 1 if k > 0 else -1
             Wi[WE] = jv + 6
         else:
             # s = (z, p x z) or (0, z); V = V_p + s qd, A = A_p + s qdd + qd [V_p, s]
@@ -327,6 +412,7 @@ def _derivatives(P, q, v, a, out, nb, nv):
                 s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, z0, z1, z2
             Dt[DS], Dt[DS + 1], Dt[DS + 2], Dt[DS + 3], Dt[DS + 4], Dt[DS + 5] = s0, s1, s2, s3, s4, s5
             _dof(D, jv, i, Wi, Wp, Wp, True)
+            Dt[DL] = Wp[WE] - 1 if p > 0 else -1
             h = 0.5 * qd
             for k in range(6):
                 Wi[WV + k] = Wp[WV + k] + Dt[DS + k] * qd
@@ -334,7 +420,13 @@ def _derivatives(P, q, v, a, out, nb, nv):
             Wi[WE] = jv + 1
         Wi[WB] = i
         _body(Wi, g)
-    # subtree sums, children first, within each root's frame
+    return bad, unit
+
+
+@njit(inline="always", **_JIT)
+def _subtree_sums(P, W, nb):
+    """Composites, children first, within each root's frame; the subtree's DOF and body
+    ranges."""
     for i in range(nb, 0, -1):
         p = int(P[i, TOPO + TP])
         if p > 0:
@@ -346,8 +438,12 @@ def _derivatives(P, q, v, a, out, nb, nv):
                 Wp[WE] = Wi[WE]
             if Wi[WB] > Wp[WB]:
                 Wp[WB] = Wi[WB]
-    # per DOF: Ic s, the angular part of Xi^T s (its linear part is 0) and, below a root, the
-    # wrenches of the ancestors' entries
+
+
+@njit(inline="always", **_JIT)
+def _dof_inertias(P, W, D, nb):
+    """Per DOF after the subtree sums: Ic s, the angular part of Xi^T s (its linear part is 0)
+    and, below a root, z = Ic e - Xi s of the ancestors' dtau/dqd entries (no a in them)."""
     for j in range(1, nb + 1):
         C = W[j]
         first = int(P[j, TOPO + TV])
@@ -364,29 +460,45 @@ def _derivatives(P, q, v, a, out, nb, nv):
             Dt[DQ], Dt[DQ + 1] = m0 - k0 - 2.0 * v0, m1 - k1 - 2.0 * v1
             Dt[DQ + 2] = m2 - k2 - 2.0 * v2
             if below:
-                # y = Ic x + Xi c - ad*_s F, Xi c = (Sy c_w + hw x c_w, 2 hv x c_w) and
-                # -ad*_s F = (s_w x n + s_u x f, s_w x f)
-                y0, y1, y2, y3, y4, y5 = _ic(C, Dt[DX], Dt[DX + 1], Dt[DX + 2], Dt[DX + 3],
-                                             Dt[DX + 4], Dt[DX + 5])
-                cw0, cw1, cw2 = Dt[DCW], Dt[DCW + 1], Dt[DCW + 2]
-                k0, k1, k2 = _sy_hw(C, cw0, cw1, cw2)
-                c0, c1, c2 = _cross(C[WHW + 3], C[WHW + 4], C[WHW + 5], cw0, cw1, cw2)
-                n0, n1, n2, l0, l1, l2 = C[WF], C[WF + 1], C[WF + 2], C[WF + 3], C[WF + 4], C[WF + 5]
-                a0, a1, a2 = _cross(w0, w1, w2, n0, n1, n2)
-                b0, b1, b2 = _cross(u0, u1, u2, l0, l1, l2)
-                d0, d1, d2 = _cross(w0, w1, w2, l0, l1, l2)
-                Dt[DY], Dt[DY + 1], Dt[DY + 2] = y0 + k0 + a0 + b0, y1 + k1 + a1 + b1, y2 + k2 + a2 + b2
-                Dt[DY + 3] = y3 + 2.0 * c0 + d0
-                Dt[DY + 4] = y4 + 2.0 * c1 + d1
-                Dt[DY + 5] = y5 + 2.0 * c2 + d2
-                # z = Ic e - Xi s
                 z0, z1, z2, z3, z4, z5 = _ic(C, Dt[DE], Dt[DE + 1], Dt[DE + 2], Dt[DE + 3],
                                              Dt[DE + 4], Dt[DE + 5])
                 k0, k1, k2 = _sy_hw(C, w0, w1, w2)
                 c0, c1, c2 = _cross(C[WHW + 3], C[WHW + 4], C[WHW + 5], w0, w1, w2)
                 Dt[DZ], Dt[DZ + 1], Dt[DZ + 2] = z0 - k0, z1 - k1, z2 - k2
                 Dt[DZ + 3], Dt[DZ + 4], Dt[DZ + 5] = z3 - 2.0 * c0, z4 - 2.0 * c1, z5 - 2.0 * c2
-    dq, dv, M = out[0], out[1], out[2]
+
+
+@njit(inline="always", **_JIT)
+def _dof_wrenches(P, W, D, nb):
+    """Per DOF below a root: y = Ic x + Xi c - ad*_s F of the ancestors' dtau/dq entries, with
+    Xi c = (Sy c_w + hw x c_w, 2 hv x c_w) and -ad*_s F = (s_w x n + s_u x f, s_w x f)."""
+    for j in range(1, nb + 1):
+        if P[j, TOPO + TP] == 0:
+            continue
+        C = W[j]
+        t = int(P[j, TOPO + TV])        # below a root: one DOF
+        Dt = D[t]
+        w0, w1, w2, u0, u1, u2 = Dt[DS], Dt[DS + 1], Dt[DS + 2], Dt[DS + 3], Dt[DS + 4], Dt[DS + 5]
+        y0, y1, y2, y3, y4, y5 = _ic(C, Dt[DX], Dt[DX + 1], Dt[DX + 2], Dt[DX + 3], Dt[DX + 4],
+                                     Dt[DX + 5])
+        cw0, cw1, cw2 = Dt[DCW], Dt[DCW + 1], Dt[DCW + 2]
+        k0, k1, k2 = _sy_hw(C, cw0, cw1, cw2)
+        c0, c1, c2 = _cross(C[WHW + 3], C[WHW + 4], C[WHW + 5], cw0, cw1, cw2)
+        n0, n1, n2, l0, l1, l2 = C[WF], C[WF + 1], C[WF + 2], C[WF + 3], C[WF + 4], C[WF + 5]
+        a0, a1, a2 = _cross(w0, w1, w2, n0, n1, n2)
+        b0, b1, b2 = _cross(u0, u1, u2, l0, l1, l2)
+        d0, d1, d2 = _cross(w0, w1, w2, l0, l1, l2)
+        Dt[DY], Dt[DY + 1], Dt[DY + 2] = y0 + k0 + a0 + b0, y1 + k1 + a1 + b1, y2 + k2 + a2 + b2
+        Dt[DY + 3] = y3 + 2.0 * c0 + d0
+        Dt[DY + 4] = y4 + 2.0 * c1 + d1
+        Dt[DY + 5] = y5 + 2.0 * c2 + d2
+
+
+@njit(inline="always", **_JIT)
+def _fill(P, W, D, dq, dv, M, nv, with_m):
+    """dtau/dq and dtau/dv into dq and dv, every entry (module docstring), and with ``with_m``
+    M without the armature; returns their entries summed as x * 0."""
+    bad = 0.0
     for s in range(nv):
         Ds = D[s]
         K = int(Ds[DB])
@@ -411,7 +523,8 @@ def _derivatives(P, q, v, a, out, nb, nv):
             else:
                 dq[t, s] = 0.0
                 dv[t, s] = 0.0
-                M[t, s] = 0.0
+                if with_m:
+                    M[t, s] = 0.0
         # the subtree's rows: Ic_j s_t and Xi_j^T s_t against x, c, e and s
         for t in range(fK, LK):
             Dt = D[t]
@@ -424,7 +537,7 @@ def _derivatives(P, q, v, a, out, nb, nv):
             dq[t, s] = y
             dv[t, s] = z
             bad += (y + z) * 0.0
-            if t >= s:
+            if with_m and t >= s:
                 m = p0 * s0 + p1 * s1 + p2 * s2 + p3 * s3 + p4 * s4 + p5 * s5
                 M[t, s] = m
                 M[s, t] = m
@@ -432,16 +545,142 @@ def _derivatives(P, q, v, a, out, nb, nv):
         for t in range(LK, nv):
             dq[t, s] = 0.0
             dv[t, s] = 0.0
-            M[t, s] = 0.0
+            if with_m:
+                M[t, s] = 0.0
+    return bad
+
+
+@njit(inline="always", **_JIT)
+def _mass_and_bias(P, W, D, H, tau, acc, nb, nv):
+    """After the passes at a = 0: H = M (lower triangle: the CRBA of the composites, the
+    armature on its diagonal) and acc = tau - b, b_t = s_t . F_j the torques at a = 0."""
+    for s in range(nv):
+        Ds = D[s]
+        K = int(Ds[DB])
+        s0, s1, s2, s3, s4, s5 = Ds[DS], Ds[DS + 1], Ds[DS + 2], Ds[DS + 3], Ds[DS + 4], Ds[DS + 5]
+        for t in range(s, int(W[K, WE])):
+            Dt = D[t]
+            H[t, s] = (Dt[DP] * s0 + Dt[DP + 1] * s1 + Dt[DP + 2] * s2 + Dt[DP + 3] * s3
+                       + Dt[DP + 4] * s4 + Dt[DP + 5] * s5)
+        C = W[K]
+        acc[s] = tau[s] - (s0 * C[WF] + s1 * C[WF + 1] + s2 * C[WF + 2] + s3 * C[WF + 3]
+                           + s4 * C[WF + 4] + s5 * C[WF + 5])
     for i in range(1, nb + 1):
         if P[i, TOPO + TK] != FREE:
             jv = int(P[i, TOPO + TV])
-            M[jv, jv] += P[i, GA]
-    if bad == 0.0 and unit:
-        return OK
-    if not (_finite(q) and _finite(v) and _finite(a)):
-        return NONFINITE
-    return OVERFLOW if unit else BAD_QUATERNION
+            H[jv, jv] += P[i, GA]
+
+
+@njit(inline="always", **_JIT)
+def _ltdl(H, D, n):
+    """In place H = L^T D L with the tree sparsity of the parent DOFs in D (Featherstone
+    2008, Table 6.3), lower triangle; returns -1, or the DOF whose pivot vanished."""
+    scale = 0.0
+    for k in range(n):
+        scale = max(scale, abs(H[k, k]))
+    for k in range(n - 1, -1, -1):
+        if not H[k, k] > 1e-14 * scale:
+            return k
+        i = int(D[k, DL])
+        while i >= 0:
+            f = H[k, i] / H[k, k]
+            j = i
+            while j >= 0:
+                H[i, j] -= f * H[k, j]
+                j = int(D[j, DL])
+            H[k, i] = f
+            i = int(D[i, DL])
+    return -1
+
+
+@njit(inline="always", **_JIT)
+def _ltdl_solve(H, D, x, n):
+    """x <- (L^T D L)^-1 x (Featherstone 2008, Table 6.4): L^-T, D^-1, then L^-1."""
+    for i in range(n - 1, -1, -1):
+        j = int(D[i, DL])
+        while j >= 0:
+            x[j] -= H[i, j] * x[i]
+            j = int(D[j, DL])
+    for i in range(n):
+        x[i] /= H[i, i]
+    for i in range(n):
+        j = int(D[i, DL])
+        while j >= 0:
+            x[i] -= H[i, j] * x[j]
+            j = int(D[j, DL])
+
+
+@njit(inline="always", **_JIT)
+def _ltdl_solve_rows(H, D, X, n):
+    """X <- (L^T D L)^-1 X, all columns at once (row operations on contiguous rows)."""
+    for i in range(n - 1, -1, -1):
+        j = int(D[i, DL])
+        while j >= 0:
+            f = H[i, j]
+            for c in range(n):
+                X[j, c] -= f * X[i, c]
+            j = int(D[j, DL])
+    for i in range(n):
+        f = 1.0 / H[i, i]
+        for c in range(n):
+            X[i, c] *= f
+    for i in range(n):
+        j = int(D[i, DL])
+        while j >= 0:
+            f = H[i, j]
+            for c in range(n):
+                X[i, c] -= f * X[j, c]
+            j = int(D[j, DL])
+
+
+@njit(inline="always", **_JIT)
+def _add_accelerations(P, W, D, acc, nb):
+    """The passes at a = 0 moved to a (all linear in a): per body da_i = da_p + sum_t s_t a_t,
+    per DOF x += [da_p, s], and F_j += sum over j's subtree of I_i da_i = Ic_j da_j + sum over
+    the children c of G_c, G_c = sum over c's subtree of a_t Ic s_t (so no single body's
+    inertia is needed; as ``kernels/derivatives._world_add_accelerations``)."""
+    W0 = W[0]
+    for k in range(6):
+        W0[WDA + k] = 0.0
+    for i in range(1, nb + 1):
+        p = int(P[i, TOPO + TP])
+        Wi, Wp = W[i], W[p]
+        d0, d1, d2, d3, d4, d5 = Wp[WDA], Wp[WDA + 1], Wp[WDA + 2], Wp[WDA + 3], Wp[WDA + 4], Wp[WDA + 5]
+        g0 = g1 = g2 = g3 = g4 = g5 = 0.0
+        first = int(P[i, TOPO + TV])
+        for t in range(first, first + 6 if P[i, TOPO + TK] == FREE else first + 1):
+            Dt = D[t]
+            x0, x1, x2, x3, x4, x5 = _bracket(Wp[WDA], Wp[WDA + 1], Wp[WDA + 2], Wp[WDA + 3],
+                                              Wp[WDA + 4], Wp[WDA + 5], Dt, DS)
+            Dt[DX] += x0
+            Dt[DX + 1] += x1
+            Dt[DX + 2] += x2
+            Dt[DX + 3] += x3
+            Dt[DX + 4] += x4
+            Dt[DX + 5] += x5
+            at = acc[t]
+            d0, d1, d2 = d0 + Dt[DS] * at, d1 + Dt[DS + 1] * at, d2 + Dt[DS + 2] * at
+            d3, d4, d5 = d3 + Dt[DS + 3] * at, d4 + Dt[DS + 4] * at, d5 + Dt[DS + 5] * at
+            g0, g1, g2 = g0 + Dt[DP] * at, g1 + Dt[DP + 1] * at, g2 + Dt[DP + 2] * at
+            g3, g4, g5 = g3 + Dt[DP + 3] * at, g4 + Dt[DP + 4] * at, g5 + Dt[DP + 5] * at
+        Wi[WDA], Wi[WDA + 1], Wi[WDA + 2], Wi[WDA + 3], Wi[WDA + 4], Wi[WDA + 5] = d0, d1, d2, d3, d4, d5
+        Wi[WG], Wi[WG + 1], Wi[WG + 2], Wi[WG + 3], Wi[WG + 4], Wi[WG + 5] = g0, g1, g2, g3, g4, g5
+    for i in range(nb, 0, -1):
+        Wi = W[i]
+        f0, f1, f2, f3, f4, f5 = _ic(Wi, Wi[WDA], Wi[WDA + 1], Wi[WDA + 2], Wi[WDA + 3],
+                                     Wi[WDA + 4], Wi[WDA + 5])
+        Wi[WF] += f0
+        Wi[WF + 1] += f1
+        Wi[WF + 2] += f2
+        Wi[WF + 3] += f3
+        Wi[WF + 4] += f4
+        Wi[WF + 5] += f5
+        p = int(P[i, TOPO + TP])
+        if p > 0:
+            Wp = W[p]
+            for k in range(6):
+                Wp[WF + k] += Wi[WG + k]
+                Wp[WG + k] += Wi[WG + k]
 
 
 @njit(inline="always", **_JIT)
@@ -459,5 +698,7 @@ _OUT = types.Array(types.float64, 3, "C")
 #: the one signature each entry is compiled for (``_inputs.compile_entry``)
 SIGNATURES = {
     "inverse_dynamics_derivatives": (inverse_dynamics_derivatives,
+                                     (_MAT, _VEC, _VEC, _VEC, _OUT)),
+    "forward_dynamics_derivatives": (forward_dynamics_derivatives,
                                      (_MAT, _VEC, _VEC, _VEC, _OUT)),
 }
