@@ -293,6 +293,7 @@ def test_forward_dynamics_derivatives_equal_the_general_entry(name):
         assert st == st_ref == L.OK
         assert_close(ours, ref, FD_TOL)
         assert rel_err(ours[2] @ tree(m, q, v, v)[1][2], np.eye(m.nv)) <= 1e-12
+        assert np.array_equal(ours[2], ours[2].T)
 
 
 @pytest.mark.parametrize("name,fb", [("xarm7_armature", False), ("solo12", True)])

@@ -286,22 +286,17 @@ def forward_dynamics_derivatives(P, q, v, tau, out):
     _dof_wrenches(P, W, D, nb)
     dq, dv, Minv = out[0], out[1], out[2]
     bad = _fill(P, W, D, dq, dv, Minv, nv, False)
-    for r in range(nv):
-        for c in range(nv):
-            dq[r, c] = -dq[r, c]
-            dv[r, c] = -dv[r, c]
-            Minv[r, c] = 0.0
-        Minv[r, r] = 1.0
-    _ltdl_solve_rows(H, D, dq, nv)
-    _ltdl_solve_rows(H, D, dv, nv)
-    _ltdl_solve_rows(H, D, Minv, nv)
-    # every entry into the status, by columns (no chain of dependent additions)
+    _solves(H, W, D, dq, dv, Minv, nv)
+    # -M^-1 dtau, and every entry into the status, by columns (no chain of dependent sums)
     ck = A[1]
     for c in range(nv):
         ck[c] = 0.0
     for r in range(nv):
         for c in range(nv):
-            ck[c] += (dq[r, c] + dv[r, c] + Minv[r, c]) * 0.0
+            x, y = -dq[r, c], -dv[r, c]
+            dq[r, c] = x
+            dv[r, c] = y
+            ck[c] += (x + y + Minv[r, c]) * 0.0
     for c in range(nv):
         bad += ck[c]
     return OK if bad == 0.0 else OVERFLOW
@@ -611,26 +606,46 @@ def _ltdl_solve(H, D, x, n):
 
 
 @njit(inline="always", **_JIT)
-def _ltdl_solve_rows(H, D, X, n):
-    """X <- (L^T D L)^-1 X, all columns at once (row operations on contiguous rows)."""
+def _solves(H, W, D, X, Y, Z, n):
+    """X <- M^-1 X, Y <- M^-1 Y and Z <- M^-1 (M = L^T D L in H; Featherstone 2008, Table
+    6.4 by rows, the three at once). Z starts as the identity: in the L^-T sweep its row i is
+    zero outside the DOFs of i's subtree, and M^-1 is symmetric, so L^-1 runs on the upper
+    triangle alone, which is then mirrored."""
+    for r in range(n):
+        for c in range(n):
+            Z[r, c] = 0.0
+        Z[r, r] = 1.0
     for i in range(n - 1, -1, -1):
+        e = int(W[int(D[i, DB]), WE])
         j = int(D[i, DL])
         while j >= 0:
             f = H[i, j]
             for c in range(n):
                 X[j, c] -= f * X[i, c]
+                Y[j, c] -= f * Y[i, c]
+            for c in range(i, e):
+                Z[j, c] -= f * Z[i, c]
             j = int(D[j, DL])
     for i in range(n):
         f = 1.0 / H[i, i]
         for c in range(n):
             X[i, c] *= f
+            Y[i, c] *= f
+        for c in range(i, int(W[int(D[i, DB]), WE])):
+            Z[i, c] *= f
     for i in range(n):
         j = int(D[i, DL])
         while j >= 0:
             f = H[i, j]
             for c in range(n):
                 X[i, c] -= f * X[j, c]
+                Y[i, c] -= f * Y[j, c]
+            for c in range(i, n):
+                Z[i, c] -= f * Z[j, c]
             j = int(D[j, DL])
+    for r in range(n):
+        for c in range(r):
+            Z[r, c] = Z[c, r]
 
 
 @njit(inline="always", **_JIT)
