@@ -1,6 +1,7 @@
-"""The derivatives of inverse dynamics for one state on the packed tree plan (kernels/tree.py):
-(dtau/dq, dtau/dv, M) as ``kernels/derivatives.world_rnea_derivatives`` gives them, specialized
-to joints that rotate about or slide along their frame's z axis and a free root joint.
+"""The derivatives of inverse and forward dynamics for one state on the packed tree plan
+(kernels/tree.py): (dtau/dq, dtau/dv, M) and (da/dq, da/dv, M^-1) as
+``kernels/derivatives.world_rnea_derivatives`` and ``world_aba_derivatives`` give them,
+specialized to joints that rotate about or slide along their frame's z axis and a free root.
 
 The algorithm is the world-frame form of Kim's (2012) Table 5 that ``world_composites`` and
 ``world_directions`` evaluate, which is the RNEA derivative algorithm of Carpentier & Mansard
@@ -25,11 +26,15 @@ part (Xi x = (Sy w + hw x w, 2 hv x w), Xi^T x = (Sy w - hw x w - 2 hv x u, 0) f
 then the subtree wrench F (6). A single-DOF joint has [v_K, s] = [v_p, s], so c = -d,
 e = 2 d, x = [a_p, s] + [v_p, d] with d = [v_p, s].
 
-Entry ``inverse_dynamics_derivatives(P, q, v, a, out)``: out (3, nv, nv) = (dtau/dq in the
-tangent space, dtau/dv, M). Statuses as kernels/tree_rnea.py: BAD_SIZE for lengths that do not
-match the plan (and more than ``MAX_DOFS`` DOFs), NONFINITE for a NaN or Inf in an input,
-BAD_QUATERNION for a free joint's quaternion 1e-6 or more off unit norm, OVERFLOW for finite
-inputs and a non-finite result (every input and every output entry is summed as x * 0).
+Entries ``inverse_dynamics_derivatives(P, q, v, a, out)``: out (3, nv, nv) = (dtau/dq in the
+tangent space, dtau/dv, M), and ``forward_dynamics_derivatives(P, q, v, tau, out)``: (da/dq,
+da/dv, M^-1) at a = FD(q, v, tau), from the same passes at a = 0, the tree-sparse L^T D L of M
+and the passes moved to a (its docstring). Statuses as kernels/tree_rnea.py: BAD_SIZE for
+lengths that do not match the plan (and more than ``MAX_DOFS`` DOFs), NONFINITE for a NaN or
+Inf in an input, BAD_QUATERNION for a free joint's quaternion 1e-6 or more off unit norm,
+OVERFLOW for finite inputs and a non-finite result (every input and every output entry is
+summed as x * 0), and SINGULAR for an M without positive pivots (the general path names the
+joint).
 Scratch on the stack, ``fastmath={'contract'}`` only and the GIL kept, as the other tree
 kernels (kernels/jit.py says why).
 """
@@ -74,6 +79,16 @@ _acc = stack_matrix(2, MAX_DOFS)
 
 
 @njit(inline="always", **_JIT)
+def _get6(x, k):
+    return x[k], x[k + 1], x[k + 2], x[k + 3], x[k + 4], x[k + 5]
+
+
+@njit(inline="always", **_JIT)
+def _set6(x, k, a0, a1, a2, a3, a4, a5):
+    x[k], x[k + 1], x[k + 2], x[k + 3], x[k + 4], x[k + 5] = a0, a1, a2, a3, a4, a5
+
+
+@njit(inline="always", **_JIT)
 def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
@@ -81,7 +96,7 @@ def _cross(a0, a1, a2, b0, b1, b2):
 @njit(inline="always", **_JIT)
 def _bracket(w0, w1, w2, u0, u1, u2, x, k):
     """[V, x[k:k+6]] = (w x xw, w x xu + u x xw) for V = (w, u)."""
-    a0, a1, a2, b0, b1, b2 = x[k], x[k + 1], x[k + 2], x[k + 3], x[k + 4], x[k + 5]
+    a0, a1, a2, b0, b1, b2 = _get6(x, k)
     r0, r1, r2 = _cross(w0, w1, w2, a0, a1, a2)
     s0, s1, s2 = _cross(w0, w1, w2, b0, b1, b2)
     t0, t1, t2 = _cross(u0, u1, u2, a0, a1, a2)
@@ -95,7 +110,7 @@ def _dof(D, t, body, V, vp, ap, single):
     the body's twist V (a row too; read for a free joint's columns only)."""
     Dt = D[t]
     Dt[DB] = body
-    pw0, pw1, pw2, pu0, pu1, pu2 = vp[WV], vp[WV + 1], vp[WV + 2], vp[WV + 3], vp[WV + 4], vp[WV + 5]
+    pw0, pw1, pw2, pu0, pu1, pu2 = _get6(vp, WV)
     d0, d1, d2, d3, d4, d5 = _bracket(pw0, pw1, pw2, pu0, pu1, pu2, Dt, DS)        # [v_p, s]
     x0, x1, x2, x3, x4, x5 = _bracket(ap[WA], ap[WA + 1], ap[WA + 2], ap[WA + 3], ap[WA + 4],
                                       ap[WA + 5], Dt, DS)                       # [a_p, s]
@@ -111,14 +126,14 @@ def _dof(D, t, body, V, vp, ap, single):
     else:               # a free root: v_p = 0, so c = 0, x = [a_p, s], e = [v_K, s]
         e0, e1, e2, e3, e4, e5 = _bracket(V[WV], V[WV + 1], V[WV + 2], V[WV + 3], V[WV + 4],
                                           V[WV + 5], Dt, DS)
-        Dt[DE], Dt[DE + 1], Dt[DE + 2], Dt[DE + 3], Dt[DE + 4], Dt[DE + 5] = e0, e1, e2, e3, e4, e5
-    Dt[DX], Dt[DX + 1], Dt[DX + 2], Dt[DX + 3], Dt[DX + 4], Dt[DX + 5] = x0, x1, x2, x3, x4, x5
+        _set6(Dt, DE, e0, e1, e2, e3, e4, e5)
+    _set6(Dt, DX, x0, x1, x2, x3, x4, x5)
 
 
 @njit(inline="always", **_JIT)
 def _ic(C, w0, w1, w2, u0, u1, u2):
     """Ic x for x = (w, u) and the composite row C: (Ibar w + h x u, m u - h x w)."""
-    i00, i11, i22, i01, i02, i12 = C[WI], C[WI + 1], C[WI + 2], C[WI + 3], C[WI + 4], C[WI + 5]
+    i00, i11, i22, i01, i02, i12 = _get6(C, WI)
     h0, h1, h2, m = C[WH], C[WH + 1], C[WH + 2], C[WM]
     a0, a1, a2 = _cross(h0, h1, h2, u0, u1, u2)
     b0, b1, b2 = _cross(h0, h1, h2, w0, w1, w2)
@@ -129,7 +144,7 @@ def _ic(C, w0, w1, w2, u0, u1, u2):
 @njit(inline="always", **_JIT)
 def _sy(C, w0, w1, w2):
     """Sy w for the composite row C (Sy symmetric)."""
-    s00, s11, s22, s01, s02, s12 = C[WS], C[WS + 1], C[WS + 2], C[WS + 3], C[WS + 4], C[WS + 5]
+    s00, s11, s22, s01, s02, s12 = _get6(C, WS)
     return (s00 * w0 + s01 * w1 + s02 * w2, s01 * w0 + s11 * w1 + s12 * w2,
             s02 * w0 + s12 * w1 + s22 * w2)
 
@@ -148,10 +163,10 @@ def _body(Wi, g):
     twist and acceleration in Wi: Ibar' = R Ibar R^T - [Rh][p] - [p][Rh] - m [p]^2,
     h' = R h + m p; Sy = A + A^T + u h'^T + h' u^T - 2 (h'.u) 1 with A = Ibar' [w];
     Ic v; the wrench F = Ic a + v x* Ic v (Kim 2012, eq. 42)."""
-    r00, r01, r02, r10, r11, r12 = Wi[WR], Wi[WR + 1], Wi[WR + 2], Wi[WR + 3], Wi[WR + 4], Wi[WR + 5]
+    r00, r01, r02, r10, r11, r12 = _get6(Wi, WR)
     r20, r21, r22 = Wi[WR + 6], Wi[WR + 7], Wi[WR + 8]
     p0, p1, p2 = Wi[WT], Wi[WT + 1], Wi[WT + 2]
-    j00, j11, j22, j01, j02, j12 = g[GI], g[GI + 1], g[GI + 2], g[GI + 3], g[GI + 4], g[GI + 5]
+    j00, j11, j22, j01, j02, j12 = _get6(g, GI)
     c0, c1, c2, m = g[GC], g[GC + 1], g[GC + 2], g[GM]
     # B = R Ibar, then R Ibar R^T (upper triangle)
     b00 = r00 * j00 + r01 * j01 + r02 * j02
@@ -182,7 +197,7 @@ def _body(Wi, g):
     k02 -= p2 * t0 + t2 * p0 + mp0 * p2
     k12 -= p2 * t1 + t2 * p1 + mp1 * p2
     h0, h1, h2 = t0 + mp0, t1 + mp1, t2 + mp2
-    w0, w1, w2, u0, u1, u2 = Wi[WV], Wi[WV + 1], Wi[WV + 2], Wi[WV + 3], Wi[WV + 4], Wi[WV + 5]
+    w0, w1, w2, u0, u1, u2 = _get6(Wi, WV)
     # A = Ibar' [w]: row r is Ibar'[r, :] x w
     a00 = k01 * w2 - k02 * w1
     a11 = k12 * w0 - k01 * w2
@@ -200,10 +215,10 @@ def _body(Wi, g):
     Wi[WS + 3] = a01 + a10 + u0 * h1 + h0 * u1
     Wi[WS + 4] = a02 + a20 + u0 * h2 + h0 * u2
     Wi[WS + 5] = a12 + a21 + u1 * h2 + h1 * u2
-    Wi[WI], Wi[WI + 1], Wi[WI + 2], Wi[WI + 3], Wi[WI + 4], Wi[WI + 5] = k00, k11, k22, k01, k02, k12
+    _set6(Wi, WI, k00, k11, k22, k01, k02, k12)
     Wi[WH], Wi[WH + 1], Wi[WH + 2], Wi[WM] = h0, h1, h2, m
     n0, n1, n2, l0, l1, l2 = _ic(Wi, w0, w1, w2, u0, u1, u2)
-    Wi[WHW], Wi[WHW + 1], Wi[WHW + 2], Wi[WHW + 3], Wi[WHW + 4], Wi[WHW + 5] = n0, n1, n2, l0, l1, l2
+    _set6(Wi, WHW, n0, n1, n2, l0, l1, l2)
     f0, f1, f2, f3, f4, f5 = _ic(Wi, Wi[WA], Wi[WA + 1], Wi[WA + 2], Wi[WA + 3], Wi[WA + 4],
                                  Wi[WA + 5])
     x0, x1, x2 = _cross(w0, w1, w2, n0, n1, n2)
@@ -330,7 +345,7 @@ def _forward(P, q, v, a, W, D, nb, use_a):
         jq, jv = int(g[TOPO + TQ]), int(g[TOPO + TV])
         Wi = W[i]
         # the joint transform T_{p,i} = X Tj(q): R_l = X_R Rz(q) or X_R, p_l = X_p (+ q z)
-        r00, r01, r02, r10, r11, r12 = g[GR], g[GR + 1], g[GR + 2], g[GR + 3], g[GR + 4], g[GR + 5]
+        r00, r01, r02, r10, r11, r12 = _get6(g, GR)
         r20, r21, r22 = g[GR + 6], g[GR + 7], g[GR + 8]
         l0, l1, l2 = g[GP], g[GP + 1], g[GP + 2]
         x = q[jq]
@@ -368,7 +383,8 @@ def _forward(P, q, v, a, W, D, nb, use_a):
         else:
             Wp = W[p]
             R = Wp[WR:WR + 9]
-            R0, R1, R2, R3, R4, R5, R6, R7, R8 = R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8]
+            R0, R1, R2, R3, R4, R5 = _get6(R, 0)
+            R6, R7, R8 = R[6], R[7], R[8]
             Wi[WR] = R0 * r00 + R1 * r10 + R2 * r20
             Wi[WR + 1] = R0 * r01 + R1 * r11 + R2 * r21
             z0 = R0 * r02 + R1 * r12 + R2 * r22
@@ -405,7 +421,7 @@ def _forward(P, q, v, a, W, D, nb, use_a):
                 s3, s4, s5 = _cross(o0, o1, o2, z0, z1, z2)
             else:
                 s0, s1, s2, s3, s4, s5 = 0.0, 0.0, 0.0, z0, z1, z2
-            Dt[DS], Dt[DS + 1], Dt[DS + 2], Dt[DS + 3], Dt[DS + 4], Dt[DS + 5] = s0, s1, s2, s3, s4, s5
+            _set6(Dt, DS, s0, s1, s2, s3, s4, s5)
             _dof(D, jv, i, Wi, Wp, Wp, True)
             Dt[DL] = Wp[WE] - 1 if p > 0 else -1
             h = 0.5 * qd
@@ -445,9 +461,9 @@ def _dof_inertias(P, W, D, nb):
         below = P[j, TOPO + TP] > 0
         for t in range(first, first + 6 if P[j, TOPO + TK] == FREE else first + 1):
             Dt = D[t]
-            w0, w1, w2, u0, u1, u2 = Dt[DS], Dt[DS + 1], Dt[DS + 2], Dt[DS + 3], Dt[DS + 4], Dt[DS + 5]
+            w0, w1, w2, u0, u1, u2 = _get6(Dt, DS)
             f0, f1, f2, f3, f4, f5 = _ic(C, w0, w1, w2, u0, u1, u2)
-            Dt[DP], Dt[DP + 1], Dt[DP + 2], Dt[DP + 3], Dt[DP + 4], Dt[DP + 5] = f0, f1, f2, f3, f4, f5
+            _set6(Dt, DP, f0, f1, f2, f3, f4, f5)
             # Sy w - hw x w - 2 hv x u
             m0, m1, m2 = _sy(C, w0, w1, w2)
             k0, k1, k2 = _cross(C[WHW], C[WHW + 1], C[WHW + 2], w0, w1, w2)
@@ -473,13 +489,13 @@ def _dof_wrenches(P, W, D, nb):
         C = W[j]
         t = int(P[j, TOPO + TV])        # below a root: one DOF
         Dt = D[t]
-        w0, w1, w2, u0, u1, u2 = Dt[DS], Dt[DS + 1], Dt[DS + 2], Dt[DS + 3], Dt[DS + 4], Dt[DS + 5]
+        w0, w1, w2, u0, u1, u2 = _get6(Dt, DS)
         y0, y1, y2, y3, y4, y5 = _ic(C, Dt[DX], Dt[DX + 1], Dt[DX + 2], Dt[DX + 3], Dt[DX + 4],
                                      Dt[DX + 5])
         cw0, cw1, cw2 = Dt[DCW], Dt[DCW + 1], Dt[DCW + 2]
         k0, k1, k2 = _sy_hw(C, cw0, cw1, cw2)
         c0, c1, c2 = _cross(C[WHW + 3], C[WHW + 4], C[WHW + 5], cw0, cw1, cw2)
-        n0, n1, n2, l0, l1, l2 = C[WF], C[WF + 1], C[WF + 2], C[WF + 3], C[WF + 4], C[WF + 5]
+        n0, n1, n2, l0, l1, l2 = _get6(C, WF)
         a0, a1, a2 = _cross(w0, w1, w2, n0, n1, n2)
         b0, b1, b2 = _cross(u0, u1, u2, l0, l1, l2)
         d0, d1, d2 = _cross(w0, w1, w2, l0, l1, l2)
@@ -499,15 +515,15 @@ def _fill(P, W, D, dq, dv, M, nv, with_m):
         K = int(Ds[DB])
         fK = int(P[K, TOPO + TV])
         LK = int(W[K, WE])
-        x0, x1, x2, x3, x4, x5 = Ds[DX], Ds[DX + 1], Ds[DX + 2], Ds[DX + 3], Ds[DX + 4], Ds[DX + 5]
+        x0, x1, x2, x3, x4, x5 = _get6(Ds, DX)
         cw0, cw1, cw2 = Ds[DCW], Ds[DCW + 1], Ds[DCW + 2]
-        e0, e1, e2, e3, e4, e5 = Ds[DE], Ds[DE + 1], Ds[DE + 2], Ds[DE + 3], Ds[DE + 4], Ds[DE + 5]
-        s0, s1, s2, s3, s4, s5 = Ds[DS], Ds[DS + 1], Ds[DS + 2], Ds[DS + 3], Ds[DS + 4], Ds[DS + 5]
+        e0, e1, e2, e3, e4, e5 = _get6(Ds, DE)
+        s0, s1, s2, s3, s4, s5 = _get6(Ds, DS)
         # the ancestors' rows (and zeros for the other bodies before K)
         for t in range(fK):
             Dt = D[t]
             if W[int(Dt[DB]), WB] >= K:
-                t0, t1, t2, t3, t4, t5 = Dt[DS], Dt[DS + 1], Dt[DS + 2], Dt[DS + 3], Dt[DS + 4], Dt[DS + 5]
+                t0, t1, t2, t3, t4, t5 = _get6(Dt, DS)
                 y = (t0 * Ds[DY] + t1 * Ds[DY + 1] + t2 * Ds[DY + 2] + t3 * Ds[DY + 3]
                      + t4 * Ds[DY + 4] + t5 * Ds[DY + 5])
                 z = (t0 * Ds[DZ] + t1 * Ds[DZ + 1] + t2 * Ds[DZ + 2] + t3 * Ds[DZ + 3]
@@ -523,7 +539,7 @@ def _fill(P, W, D, dq, dv, M, nv, with_m):
         # the subtree's rows: Ic_j s_t and Xi_j^T s_t against x, c, e and s
         for t in range(fK, LK):
             Dt = D[t]
-            p0, p1, p2, p3, p4, p5 = Dt[DP], Dt[DP + 1], Dt[DP + 2], Dt[DP + 3], Dt[DP + 4], Dt[DP + 5]
+            p0, p1, p2, p3, p4, p5 = _get6(Dt, DP)
             k0, k1, k2 = Dt[DQ], Dt[DQ + 1], Dt[DQ + 2]
             y = (p0 * x0 + p1 * x1 + p2 * x2 + p3 * x3 + p4 * x4 + p5 * x5
                  + (k0 * cw0 + k1 * cw1 + k2 * cw2))
@@ -552,7 +568,7 @@ def _mass_and_bias(P, W, D, H, tau, acc, nb, nv):
     for s in range(nv):
         Ds = D[s]
         K = int(Ds[DB])
-        s0, s1, s2, s3, s4, s5 = Ds[DS], Ds[DS + 1], Ds[DS + 2], Ds[DS + 3], Ds[DS + 4], Ds[DS + 5]
+        s0, s1, s2, s3, s4, s5 = _get6(Ds, DS)
         for t in range(s, int(W[K, WE])):
             Dt = D[t]
             H[t, s] = (Dt[DP] * s0 + Dt[DP + 1] * s1 + Dt[DP + 2] * s2 + Dt[DP + 3] * s3
@@ -660,7 +676,7 @@ def _add_accelerations(P, W, D, acc, nb):
     for i in range(1, nb + 1):
         p = int(P[i, TOPO + TP])
         Wi, Wp = W[i], W[p]
-        d0, d1, d2, d3, d4, d5 = Wp[WDA], Wp[WDA + 1], Wp[WDA + 2], Wp[WDA + 3], Wp[WDA + 4], Wp[WDA + 5]
+        d0, d1, d2, d3, d4, d5 = _get6(Wp, WDA)
         g0 = g1 = g2 = g3 = g4 = g5 = 0.0
         first = int(P[i, TOPO + TV])
         for t in range(first, first + 6 if P[i, TOPO + TK] == FREE else first + 1):
@@ -678,8 +694,8 @@ def _add_accelerations(P, W, D, acc, nb):
             d3, d4, d5 = d3 + Dt[DS + 3] * at, d4 + Dt[DS + 4] * at, d5 + Dt[DS + 5] * at
             g0, g1, g2 = g0 + Dt[DP] * at, g1 + Dt[DP + 1] * at, g2 + Dt[DP + 2] * at
             g3, g4, g5 = g3 + Dt[DP + 3] * at, g4 + Dt[DP + 4] * at, g5 + Dt[DP + 5] * at
-        Wi[WDA], Wi[WDA + 1], Wi[WDA + 2], Wi[WDA + 3], Wi[WDA + 4], Wi[WDA + 5] = d0, d1, d2, d3, d4, d5
-        Wi[WG], Wi[WG + 1], Wi[WG + 2], Wi[WG + 3], Wi[WG + 4], Wi[WG + 5] = g0, g1, g2, g3, g4, g5
+        _set6(Wi, WDA, d0, d1, d2, d3, d4, d5)
+        _set6(Wi, WG, g0, g1, g2, g3, g4, g5)
     for i in range(nb, 0, -1):
         Wi = W[i]
         f0, f1, f2, f3, f4, f5 = _ic(Wi, Wi[WDA], Wi[WDA + 1], Wi[WDA + 2], Wi[WDA + 3],
