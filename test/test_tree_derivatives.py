@@ -400,3 +400,48 @@ def test_a_massless_chain_is_singular():
     assert tree_fd(m, np.array([0.1, 0.2]), z, z)[0] == L.SINGULAR
     with pytest.raises(ldr.InputError, match="singular"):
         ldr.forward_dynamics_derivatives(m, np.array([0.1, 0.2]), z, z)
+
+
+def test_four_threads_get_the_single_threaded_bits():
+    """Scratch on the stack, no shared state: threads on one model agree bit for bit."""
+    import threading
+    m = robot("solo12")
+    st = states(m, 8, seed=51)
+    ref = [(tree(m, q, v, a)[1], tree_fd(m, q, v, a)[1]) for q, v, a in st]
+    bad = []
+
+    def worker(k):
+        for _ in range(200):
+            for (q, v, a), (r_id, r_fd) in zip(st[k::2], ref[k::2]):
+                ours_id = ldr.inverse_dynamics_derivatives(m, q, v, a)
+                ours_fd = ldr.forward_dynamics_derivatives(m, q, v, a)
+                if not all(np.array_equal(x, y) for x, y in zip(ours_id + ours_fd,
+                                                                list(r_id) + list(r_fd))):
+                    bad.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k % 2,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+
+
+@pytest.mark.parametrize("fn", ["inverse_dynamics_derivatives", "forward_dynamics_derivatives"])
+def test_no_allocation_beyond_the_returned_arrays(fn):
+    import tracemalloc
+    m = robot("arm7")
+    q, v, a = state(m, np.random.default_rng(52))
+    f = getattr(ldr, fn)
+    out = f(m, q, v, a)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        kept = [f(m, q, v, a) for _ in range(50)]
+        cur, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    per_call = (cur - base) / len(kept)
+    assert per_call <= 3 * out[0].nbytes + 600, per_call     # one (3, nv, nv) array, 3 views
+    assert peak - cur < 2048, peak - cur
