@@ -26,6 +26,7 @@ from lie_dynamics_ros.kernels import layout as L
 from lie_dynamics_ros.kernels import soa as KS
 from lie_dynamics_ros.kernels import tree_derivatives as TD
 from lie_dynamics_ros.kernels.tree import MAX_BODIES, TOPO
+from lie_dynamics_ros.lie import so3
 from oracle import Oracle, rel_err
 import test_batch_soa_free as F
 from test_tree_rnea import PATHS, free_model, model, revolute_q, state
@@ -33,11 +34,34 @@ from test_tree_rnea import PATHS, free_model, model, revolute_q, state
 TOL = 1e-11
 NAMES = ("dtau_dq", "dtau_dv", "M")
 FIXED = ["arm7", "xarm7", "ur5", "axes_tree", "xarm7_armature", "axes_tree_armature"]
-FREE = ["go2", "solo12", "talos_reduced", "free_tree", "arm_and_free"]
+FREE = ["go2", "solo12", "talos_reduced", "free_tree", "arm_and_free", "two_free"]
+_TWO_FREE = []
 
 
 def robot(name):
+    if name == "two_free":
+        if not _TWO_FREE:
+            _TWO_FREE.append(two_free())
+        return _TWO_FREE[0]
     return model(name) if name in FIXED else free_model(name)
+
+
+def two_free(seed=5):
+    """Two floating bodies on the world, each root of its own frame, one carrying a revolute
+    and a prismatic joint about arbitrary axes."""
+    rng = np.random.default_rng(seed)
+    b = ldr.ModelBuilder("two_free")
+    b.add_link("base")
+    for name, joint, parent in (("f1", ldr.Free(), "base"),
+                                ("r1", ldr.Revolute(rng.normal(size=3)), "l_f1"),
+                                ("f2", ldr.Free(), "base"), ("r2", ldr.Revolute((0, 1, 0)), "l_f2"),
+                                ("p2", ldr.Prismatic(rng.normal(size=3)), "l_r2")):
+        b.add_link("l_" + name, mass=rng.uniform(0.5, 2.0), com=rng.normal(size=3) * 0.1,
+                   inertia=np.diag(rng.uniform(0.015, 0.025, 3)))
+        origin = np.eye(4)
+        origin[:3, :3], origin[:3, 3] = so3.exp(rng.normal(size=3)), rng.normal(size=3) * 0.3
+        b.add_joint(name, joint, parent, "l_" + name, origin=origin)
+    return b.build()
 
 
 def states(m, n, seed):
@@ -84,7 +108,7 @@ def test_equals_the_general_entry(name, big):
     formula takes the angle as |a q|, an ulp or two of q off: the tolerance grows by that (as
     in test_tree_rnea.py)."""
     m = robot(name)
-    off_axis = name.startswith("axes_tree") or name in ("free_tree", "arm_and_free")
+    off_axis = name.startswith("axes_tree") or name in ("free_tree", "arm_and_free", "two_free")
     tol = TOL + (4 * np.finfo(float).eps * big if off_axis else 0.0)
     assert tree_plan(m) is not None
     rev = revolute_q(m)
