@@ -69,7 +69,8 @@ KERNEL_MODULES = ("lie_dynamics_ros.kernels.lie", "lie_dynamics_ros.kernels.spat
                   "lie_dynamics_ros.kernels.centroidal_plan",
                   "lie_dynamics_ros.kernels.se3_public", "lie_dynamics_ros.kernels.tree_aba",
                   "lie_dynamics_ros.kernels.tree_crba", "lie_dynamics_ros.kernels.tree_rnea",
-                  "lie_dynamics_ros.kernels.tree_regressor")
+                  "lie_dynamics_ros.kernels.tree_regressor",
+                  "lie_dynamics_ros.kernels.tree_derivatives")
 
 
 def kernel_dispatchers(modules=KERNEL_MODULES):

@@ -19,6 +19,7 @@ from scipy.spatial.transform import Rotation
 
 import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms.derivatives import PARAMETER_COLUMNS
+from lie_dynamics_ros.kernels import derivatives_plan as E
 from lie_dynamics_ros.lie import se3, so3
 from models import URDF_DIR, bundled, general_twin, random_state, zoo
 
@@ -130,7 +131,10 @@ def test_batched_state_derivatives():
 def test_batched_derivatives_split_over_cores_equal_single_calls(which):
     """A batch large enough to be cut into one chunk per core (each on its thread's Data) gives
     every row exactly as the single-state call; a bad row is named by its index. arm7 takes
-    the world-frame kernels, the zoo (free, planar, universal, ... joints) the general ones."""
+    the world-frame kernels, the zoo (free, planar, universal, ... joints) the general ones.
+    A single arm7 state's ID and FD derivatives take kernels/tree_derivatives.py, the rows the
+    world-frame kernels: the rows equal those kernels' single-state entries exactly and the
+    public calls to round-off (test_tree_derivatives.py holds the kernels together)."""
     model = (ldr.load_urdf(os.path.join(URDF_DIR, "arm7.urdf")) if which == "arm7"
              else zoo(3, floating=True, mimic=False))
     N = 64
@@ -140,10 +144,28 @@ def test_batched_derivatives_split_over_cores_equal_single_calls(which):
     batch_id = ldr.inverse_dynamics_derivatives(model, Q, V, A)
     batch_fd = ldr.forward_dynamics_derivatives(model, Q, V, T)
     for r in range(N):
-        for got, ref in zip(batch_id, ldr.inverse_dynamics_derivatives(model, Q[r], V[r], A[r])):
-            np.testing.assert_array_equal(got[r], ref)
-        for got, ref in zip(batch_fd, ldr.forward_dynamics_derivatives(model, Q[r], V[r], T[r])):
-            np.testing.assert_array_equal(got[r], ref)
+        single = ldr.inverse_dynamics_derivatives(model, Q[r], V[r], A[r])
+        if which == "arm7":
+            out = np.empty((3, model.nv, model.nv))
+            assert E.inverse_dynamics_derivatives(model.create_data().buf, Q[r], V[r], A[r],
+                                                  out) == 0
+            for got, ref, tree in zip(batch_id, out, single):
+                np.testing.assert_array_equal(got[r], ref)
+                np.testing.assert_allclose(tree, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        else:
+            for got, ref in zip(batch_id, single):
+                np.testing.assert_array_equal(got[r], ref)
+        single = ldr.forward_dynamics_derivatives(model, Q[r], V[r], T[r])
+        if which == "arm7":
+            out = np.empty((3, model.nv, model.nv))
+            assert E.forward_dynamics_derivatives(model.create_data().buf, Q[r], V[r], T[r],
+                                                  out) == 0
+            for got, ref, tree in zip(batch_fd, out, single):
+                np.testing.assert_array_equal(got[r], ref)
+                np.testing.assert_allclose(tree, ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+        else:
+            for got, ref in zip(batch_fd, single):
+                np.testing.assert_array_equal(got[r], ref)
     V[41, 2] = np.nan
     with pytest.raises(InputError, match=r"row 41: .*v"):
         ldr.inverse_dynamics_derivatives(model, Q, V, A)

@@ -16,10 +16,12 @@ from ..errors import InputError
 from ..kernels import derivatives as KD
 from ..kernels import joints as J
 from ..kernels import derivatives_plan as E
+from ..kernels import tree_derivatives as TD
 from . import _inputs as I
 from . import batch
 from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
 from .dynamics import forward_dynamics, hybrid_dynamics
+from .tree_plan import tree_plan
 
 
 class _Ready:
@@ -28,7 +30,48 @@ class _Ready:
     inverse_dynamics_derivatives = forward_dynamics_derivatives = False
 
 
+class _TreeReady:
+    """The same for the entries of kernels/tree_derivatives.py."""
+    inverse_dynamics_derivatives = forward_dynamics_derivatives = False
+
+
 ready = _Ready()
+tree_ready = _TreeReady()
+_ND = np.ndarray
+_tree_idd, _tree_fdd, _empty = (TD.inverse_dynamics_derivatives,
+                                TD.forward_dynamics_derivatives, np.empty)
+
+
+def _tree(model, entry):
+    """``tree_plan(model)`` (None for a model it does not serve), kept as
+    ``model.derived_items.tree_<entry>`` once the entry ``entry`` of
+    kernels/tree_derivatives.py is compiled and closed to other signatures (as
+    algorithms/dynamics.py keeps its tree entries' plans)."""
+    return model.derived("tree_" + entry, lambda m: _compile_tree(m, entry))
+
+
+def _compile_tree(model, entry):
+    T = tree_plan(model)
+    if T is not None:
+        _compile_tree_entry(entry)
+    return T
+
+
+def _compile_tree_entry(entry):
+    """The tree entry ``entry`` and, as before it, the general one, which the models that
+    tree_plan does not serve take (so that a warm-up on a served model compiles both)."""
+    I.compile_entry(entry, E.SIGNATURES, ready)
+    I.compile_entry(entry, TD.SIGNATURES, tree_ready)
+
+
+def _tree_call(fn, T, x, y, z, nv):
+    """(out[0], out[1], out[2]) of the tree entry ``fn`` on converted vectors, or None for a
+    nonzero status (the general path then names the error)."""
+    out = np.empty((3, nv, nv))
+    args = [w if w.flags.writeable else w.copy() for w in (x, y, z)]    # the signature
+    if fn(T, *args, out) == 0:
+        return out[0], out[1], out[2]
+    return None
 
 
 def _supported(model):
@@ -74,19 +117,36 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     M = dtau/da is the mass matrix. 2-D inputs (N, nq), (N, nv), (N, nv) give (N, nv, nv)
     arrays, the rows cut over the cores (f_ext per state only). Models whose joints all have
     a constant S (revolute, prismatic, free, ball; no mimic) use the world-frame form of
-    Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction.
+    Table 5 in ``kernels/derivatives.py``; the others run Table 5 once per direction. Single
+    states of the models ``tree_plan`` serves (revolute and prismatic joints, a free root) and
+    f_ext None take that form specialized, ``kernels/tree_derivatives.py``.
     """
-    # float64 vectors: the entry of kernels/derivatives_plan.py (see algorithms/dynamics.py)
-    if (q.__class__ is v.__class__ is a.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and _world_form and ready.inverse_dynamics_derivatives
-            and not model.has_general):
-        d = model.default_data() if data is None else data_for(model, data)
-        out = np.empty((3, model.nv, model.nv))
+    # float64 vectors: the entry of kernels/tree_derivatives.py on the models tree_plan
+    # serves, else that of kernels/derivatives_plan.py (see algorithms/dynamics.py)
+    if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None
+            and _world_form):
         try:
-            if E.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
-                return out[0], out[1], out[2]
-        except TypeError:
-            pass
+            T = model.derived_items.tree_inverse_dynamics_derivatives
+        except AttributeError:
+            T = _tree(model, "inverse_dynamics_derivatives")
+        if T is not None:
+            if data is not None:
+                data_for(model, data)
+            nv = model.nv
+            out = _empty((3, nv, nv))
+            try:
+                if _tree_idd(T, q, v, a, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
+        elif ready.inverse_dynamics_derivatives and not model.has_general:
+            d = model.default_data() if data is None else data_for(model, data)
+            out = np.empty((3, model.nv, model.nv))
+            try:
+                if E.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
     I.compile_entry("inverse_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
@@ -98,6 +158,12 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
         return _rows(model, E.inverse_dynamics_derivatives_rows, b,
                      lambda *x: inverse_dynamics_derivatives(model, *x))
     q, v, a = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(a, n, "a")
+    T = tree_plan(model) if f_ext is None and _world_form else None
+    if T is not None:           # the bits of the fast path, whatever the input's type was
+        _compile_tree_entry("inverse_dynamics_derivatives")
+        res = _tree_call(TD.inverse_dynamics_derivatives, T, q, v, a, n)
+        if res is not None:
+            return res
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     kin = prepare(model, d, q, v) if model.has_general else True
@@ -115,16 +181,32 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
     derivatives at that a), and da/dtau = M^-1; solved with the tree-sparse L^T D L
     factorization of M (Featherstone's), O(n d) per column. Batched like
     ``inverse_dynamics_derivatives``. With mimic joints M is not tree-sparse: dense solves.
+    Single states of the models ``tree_plan`` serves and f_ext None take
+    ``kernels/tree_derivatives.py``.
     """
-    if (q.__class__ is v.__class__ is tau.__class__ is np.ndarray and q.ndim == 1
-            and f_ext is None and ready.forward_dynamics_derivatives and model.tree_aba):
-        d = model.default_data() if data is None else data_for(model, data)
-        out = np.empty((3, model.nv, model.nv))
+    if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
         try:
-            if E.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
-                return out[0], out[1], out[2]
-        except TypeError:
-            pass
+            T = model.derived_items.tree_forward_dynamics_derivatives
+        except AttributeError:
+            T = _tree(model, "forward_dynamics_derivatives")
+        if T is not None:
+            if data is not None:
+                data_for(model, data)
+            nv = model.nv
+            out = _empty((3, nv, nv))
+            try:
+                if _tree_fdd(T, q, v, tau, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
+        elif ready.forward_dynamics_derivatives and model.tree_aba:
+            d = model.default_data() if data is None else data_for(model, data)
+            out = np.empty((3, model.nv, model.nv))
+            try:
+                if E.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
+                    return out[0], out[1], out[2]
+            except TypeError:
+                pass
     I.compile_entry("forward_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
@@ -146,6 +228,12 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
         return _rows(model, E.forward_dynamics_derivatives_rows, b,
                      lambda *x: forward_dynamics_derivatives(model, *x))
     q, v, tau = vec(q, model.nq, "q", model=model), vec(v, n, "v"), vec(tau, n, "tau")
+    T = tree_plan(model) if f_ext is None else None
+    if T is not None:           # the bits of the fast path, whatever the input's type was
+        _compile_tree_entry("forward_dynamics_derivatives")
+        res = _tree_call(TD.forward_dynamics_derivatives, T, q, v, tau, n)
+        if res is not None:
+            return res
     use = f_ext is not None and load_fext(model, d, f_ext)
     out = np.empty((3, n, n))
     st = KD.aba_derivatives(model.mi, model.mc, model.mI, d.dv, d.dm, q, v, tau, np.empty(n),
