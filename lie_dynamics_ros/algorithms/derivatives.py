@@ -21,7 +21,7 @@ from . import _inputs as I
 from . import batch
 from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
 from .dynamics import forward_dynamics, hybrid_dynamics
-from .tree_plan import tree_plan
+from .tree_plan import tree_plan, entry_plan
 
 
 class _Ready:
@@ -43,18 +43,9 @@ _tree_idd, _tree_fdd, _empty = (TD.inverse_dynamics_derivatives,
 
 
 def _tree(model, entry):
-    """``tree_plan(model)`` (None for a model it does not serve), kept as
-    ``model.derived_items.tree_<entry>`` once the entry ``entry`` of
-    kernels/tree_derivatives.py is compiled and closed to other signatures (as
-    algorithms/dynamics.py keeps its tree entries' plans)."""
-    return model.derived("tree_" + entry, lambda m: _compile_tree(m, entry))
-
-
-def _compile_tree(model, entry):
-    T = tree_plan(model)
-    if T is not None:
-        _compile_tree_entry(entry)
-    return T
+    """The plan of the entry ``entry`` of kernels/tree_derivatives.py
+    (``tree_plan.entry_plan``), None if unserved."""
+    return entry_plan(model, entry, _compile_tree_entry)
 
 
 def _compile_tree_entry(entry):

@@ -15,7 +15,7 @@ from ..kernels import tree_rnea as KR
 from . import batch, batch_soa, batch_soa_aba, batch_soa_crba
 from . import _inputs as I
 from ._inputs import vec, check, prepare, load_fext, data_for
-from .tree_plan import tree_plan
+from .tree_plan import tree_plan, entry_plan
 
 _ND = np.ndarray
 
@@ -40,20 +40,15 @@ _TREE_SIGNATURES = {"inverse_dynamics": KR.SIGNATURES, "gravity": KR.SIGNATURES,
 
 
 def _tree(model, entry):
-    """``tree_plan(model)`` (None for a model it does not serve), kept as
-    ``model.derived_items.tree_<entry>`` once the tree entry ``entry`` is compiled and closed
-    to other signatures, so that the fast paths need one attribute read for both."""
-    return model.derived("tree_" + entry, lambda m: _compile_tree(m, entry))
+    """The plan of the tree entry ``entry`` (``tree_plan.entry_plan``), None if unserved."""
+    return entry_plan(model, entry, _compile_tree)
 
 
-def _compile_tree(model, entry):
-    T = tree_plan(model)
-    if T is not None:
-        if entry in ("inverse_dynamics", "gravity", "nonlinear"):
-            _compile_tree_entry(entry)
-        else:
-            I.compile_entry(entry, _TREE_SIGNATURES[entry], I.tree_ready)
-    return T
+def _compile_tree(entry):
+    if entry in ("inverse_dynamics", "gravity", "nonlinear"):
+        _compile_tree_entry(entry)
+    else:
+        I.compile_entry(entry, _TREE_SIGNATURES[entry], I.tree_ready)
 
 def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     """Recursive Newton-Euler (Kim Table 2): tau = M(q) a + C(q, v) v + g(q) - J^T f_ext.

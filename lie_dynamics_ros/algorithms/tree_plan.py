@@ -20,6 +20,19 @@ def tree_plan(model):
     return model.derived("tree_plan", _build)
 
 
+def entry_plan(model, entry, compile_entry):
+    """``tree_plan(model)`` for the tree entry ``entry``: kept as
+    ``model.derived_items.tree_<entry>`` once ``compile_entry(entry)`` has compiled that entry
+    (closed to other signatures) for a served model, so that a public call's fast path reads
+    plan and readiness in one attribute (algorithms/dynamics.py, derivatives.py)."""
+    def build(m):
+        T = tree_plan(m)
+        if T is not None:
+            compile_entry(entry)
+        return T
+    return model.derived("tree_" + entry, build)
+
+
 def _build(model):
     plan = batch_soa.soa_plan(model, strict=False)
     if plan is None or plan[0].shape[0] > KT.MAX_BODIES:

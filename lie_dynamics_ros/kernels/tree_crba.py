@@ -24,13 +24,14 @@ armature on its diagonal, as ``kernels/dynamics.crba`` gives it. Compiled with
 ``fastmath={'contract'}`` only (FMA, as kernels/soa.py), holding the GIL. Status: BAD_SIZE
 for lengths that do not match the plan, NONFINITE for a NaN or Inf in q (summed as
 ``q * 0``), BAD_QUATERNION for a free joint's quaternion whose norm is 1e-6 or more off 1
-(``joint_kinematics._unit_quat``'s rule), OVERFLOW for a finite q and a non-finite diagonal.
+(``joint_kinematics.unit_quat``'s rule), OVERFLOW for a finite q and a non-finite diagonal.
 """
 import math
 
 from numba import types
 
 from .jit import njit
+from .joint_kinematics import unit_quat
 from .layout import BAD_SIZE, BAD_QUATERNION, NONFINITE, OVERFLOW, OK
 from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, FREE, BIG_ANGLE, _sincos
 from .soa_crba import _rigid_to_parent
@@ -139,9 +140,8 @@ def _crba(P, q, M, nb, nv):
             if P[i, TOPO + TK] == FREE:
                 W[CFR, i] = i
                 jq = int(P[i, TOPO + TQ])
-                qx, qy, qz, qw = q[jq + 3], q[jq + 4], q[jq + 5], q[jq + 6]
                 chk += (q[jq + 1] + q[jq + 2]) * 0.0
-                unit &= abs(math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw) - 1.0) < 1e-6
+                unit &= unit_quat(q, jq + 3)[4]
             continue
         # R = R_p R0 Rz(x) and t = t_p + R_p p0 (+ x R e_z): R0 Rz(x) first, off the chain of
         # dependent operations from body to body
