@@ -117,6 +117,15 @@ def _sincos(x):
     return sn, cs
 
 
+@njit(inline="always", **_JIT)
+def joint_sincos(x):
+    """(sin x, cos x) of one joint angle: ``_sincos`` within BIG_ANGLE, libm beyond its
+    argument reduction (and for NaN)."""
+    if abs(x) <= BIG_ANGLE:
+        return _sincos(x)
+    return math.sin(x), math.cos(x)
+
+
 @njit(**_JIT)
 def _load_block(Q, V, A, topo, W, chk, b0, nl):
     """This block's q, qd, qdd into W (lanes past the batch get zeros); chk[b] = 0 or NaN."""
@@ -209,6 +218,30 @@ def _motion(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px, py, pz,
 
 
 @njit(inline="always", **_JIT)
+def rigid_apply(ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m, w0, w1, w2, v0, v1, v2):
+    """I x for a rigid body's inertia in its 10 numbers (Ibar about the frame origin, mc, m)
+    and x = (w, v): (Ibar w + mc x v, m v - mc x w), angular first."""
+    return (ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1),
+            ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2),
+            ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0),
+            m * v0 - (cy * w2 - cz * w1),
+            m * v1 - (cz * w0 - cx * w2),
+            m * v2 - (cx * w1 - cy * w0))
+
+
+@njit(inline="always", **_JIT)
+def rigid_bias(w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m):
+    """B^ = -ad*_V I V of V = (w, v) (Kim 2012, eq. 42): with I V = (ha, hl)
+    (``rigid_apply``), B^ = (w x ha + v x hl, w x hl)."""
+    ha0, ha1, ha2, hl0, hl1, hl2 = rigid_apply(ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m,
+                                               w0, w1, w2, v0, v1, v2)
+    return ((w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1),
+            (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2),
+            (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0),
+            w1 * hl2 - w2 * hl1, w2 * hl0 - w0 * hl2, w0 * hl1 - w1 * hl0)
+
+
+@njit(inline="always", **_JIT)
 def free_lanes(Q, X, Y, geo, Z, i, jq, jv, chk, b0, nl):
     """The inputs of the free root body of row i for this block, into the stack array Z
     (20 rows): X (v) into rows 0-5 and Y (a, or tau) into rows 6-11, both turned from the
@@ -288,19 +321,11 @@ def _forward(topo, geo, W, Q, V, A, chk, b0, nl):
         for b in range(B):
             w0, w1, w2, v0, v1, v2 = O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b]
             e0, e1, e2, f0, f1, f2 = O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b]
-            # I x = (Ibar x_w + mc x x_v, m x_v - mc x x_w), for V (h) and A (n, f)
-            hl0 = m * v0 - (cy * w2 - cz * w1)
-            hl1 = m * v1 - (cz * w0 - cx * w2)
-            hl2 = m * v2 - (cx * w1 - cy * w0)
-            ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
-            ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
-            ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
-            fl0 = m * f0 - (cy * e2 - cz * e1)
-            fl1 = m * f1 - (cz * e0 - cx * e2)
-            fl2 = m * f2 - (cx * e1 - cy * e0)
-            fa0 = ixx * e0 + ixy * e1 + ixz * e2 + (cy * f2 - cz * f1)
-            fa1 = ixy * e0 + iyy * e1 + iyz * e2 + (cz * f0 - cx * f2)
-            fa2 = ixz * e0 + iyz * e1 + izz * e2 + (cx * f1 - cy * f0)
+            # h = I V and I A
+            ha0, ha1, ha2, hl0, hl1, hl2 = rigid_apply(ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz,
+                                                       m, w0, w1, w2, v0, v1, v2)
+            fa0, fa1, fa2, fl0, fl1, fl2 = rigid_apply(ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz,
+                                                       m, e0, e1, e2, f0, f1, f2)
             # F = I A + (w x h_a + v x h_l, w x h_l)  (Kim 42: I Vd - ad*_V I V)
             O[12, b] = fa0 + (w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1)
             O[13, b] = fa1 + (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2)

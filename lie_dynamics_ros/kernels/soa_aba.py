@@ -36,7 +36,8 @@ import numpy as np
 from .jit import njit
 from . import soa as KS
 from .soa import (B, TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, WC, WS, WQ,
-                  WD, _joint_angles, _load_block, _inverse_transform, _stack_array, free_lanes)
+                  WD, _joint_angles, _load_block, _inverse_transform, _stack_array, free_lanes,
+                  rigid_bias)
 
 # work rows of the scratch W[(nb + 1), NW, B]; rows WC..WD (cos, sin, q, qd) as in soa.py
 WB = 0          # B^ (bias wrench, children added in pass 2) (6)
@@ -218,29 +219,13 @@ def body_inertia(geo, i, W, I):
 
 
 @njit(inline="always", **_JIT)
-def _bias(w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m):
-    """B^ = -ad*_V I V: with I V = (Ibar w + mc x v, m v - mc x w) = (ha, hl),
-    B^ = (w x ha + v x hl, w x hl)."""
-    hl0 = m * v0 - (cy * w2 - cz * w1)
-    hl1 = m * v1 - (cz * w0 - cx * w2)
-    hl2 = m * v2 - (cx * w1 - cy * w0)
-    ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
-    ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
-    ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
-    return ((w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1),
-            (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2),
-            (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0),
-            w1 * hl2 - w2 * hl1, w2 * hl0 - w0 * hl2, w0 * hl1 - w1 * hl0)
-
-
-@njit(inline="always", **_JIT)
 def _free_velocity_lanes(W, O, i, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m):
     """Pass 1 on a free root body: V (already in rows WA, ``_load_free``), B^, eta = 0."""
     for b in range(B):
         w0, w1, w2 = W[i, WA, b], W[i, WA + 1, b], W[i, WA + 2, b]
         v0, v1, v2 = W[i, WA + 3, b], W[i, WA + 4, b], W[i, WA + 5, b]
         O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
-        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = _bias(
+        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = rigid_bias(
             w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m)
         for k in range(12, 18):
             O[k, b] = 0.0
@@ -267,7 +252,7 @@ def _velocity_lanes(W, O, i, p, r00, r01, r02, r10, r11, r12, r20, r21, r22, px,
             v2 += qd
             h0, h1, h3, h4 = 0.0, 0.0, qd * w1, -qd * w0
         O[0, b], O[1, b], O[2, b], O[3, b], O[4, b], O[5, b] = w0, w1, w2, v0, v1, v2
-        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = _bias(
+        O[6, b], O[7, b], O[8, b], O[9, b], O[10, b], O[11, b] = rigid_bias(
             w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m)
         O[12, b], O[13, b], O[14, b] = h0, h1, 0.0
         O[15, b], O[16, b], O[17, b] = h3, h4, 0.0

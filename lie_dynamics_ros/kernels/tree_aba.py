@@ -30,16 +30,14 @@ general kernel, which names the argument or the joint.
 Compiled with ``fastmath={'contract'}`` (FMA only, as kernels/soa.py states); nothing else of
 IEEE arithmetic is relaxed, so NaN and Inf reach the status.
 """
-import math
-
 from numba import types
 
 from .jit import JIT, njit
 from .joint_kinematics import unit_quat
 from .lie import quat_rotate_T
 from .layout import OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW, BAD_SIZE
-from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, FREE, BIG_ANGLE,
-                  _sincos)
+from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, FREE, joint_sincos,
+                  rigid_bias)
 from .soa_aba import inertia_to_parent, force_to_parent, ldl6
 from .tree import TOPO, NP, MAX_BODIES
 from .views import stack_matrix
@@ -101,19 +99,8 @@ def _body_terms(P, W, i, w0, w1, w2, v0, v1, v2):
     ixx, iyy, izz = P[i, GI], P[i, GI + 1], P[i, GI + 2]
     ixy, ixz, iyz = P[i, GI + 3], P[i, GI + 4], P[i, GI + 5]
     cx, cy, cz, m = P[i, GC], P[i, GC + 1], P[i, GC + 2], P[i, GM]
-    # I V = (Ibar w + mc x v, m v - mc x w); B^ = -ad*_V I V = (w x ha + v x hl, w x hl)
-    hl0 = m * v0 - (cy * w2 - cz * w1)
-    hl1 = m * v1 - (cz * w0 - cx * w2)
-    hl2 = m * v2 - (cx * w1 - cy * w0)
-    ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
-    ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
-    ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
-    W[i, XB] = (w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1)
-    W[i, XB + 1] = (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2)
-    W[i, XB + 2] = (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0)
-    W[i, XB + 3] = w1 * hl2 - w2 * hl1
-    W[i, XB + 4] = w2 * hl0 - w0 * hl2
-    W[i, XB + 5] = w0 * hl1 - w1 * hl0
+    (W[i, XB], W[i, XB + 1], W[i, XB + 2], W[i, XB + 3], W[i, XB + 4],
+     W[i, XB + 5]) = rigid_bias(w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz, iyz, cx, cy, cz, m)
     # I^ := I = [[Ibar, m[c]], [m[c]^T, m 1]]
     W[i, XI], W[i, XI + 1], W[i, XI + 2] = ixx, iyy, izz
     W[i, XI + 3], W[i, XI + 4], W[i, XI + 5] = ixy, ixz, iyz
@@ -164,9 +151,7 @@ def _velocities(P, W, q, v, nb):
         x, qd = q[int(P[i, TOPO + TQ])], v[int(P[i, TOPO + TV])]
         chk += x * 0.0 + qd * 0.0
         if rev:
-            s, c = _sincos(x)
-            if abs(x) > BIG_ANGLE:          # NaN stays NaN from the polynomial
-                s, c = math.sin(x), math.cos(x)
+            s, c = joint_sincos(x)
             W[i, XC], W[i, XS] = c, s
         else:
             W[i, XC] = x

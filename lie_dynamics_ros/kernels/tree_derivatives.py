@@ -38,8 +38,6 @@ joint).
 Scratch on the stack, ``fastmath={'contract'}`` only and the GIL kept, as the other tree
 kernels (kernels/jit.py says why).
 """
-import math
-
 from numba import types
 
 from .jit import njit
@@ -47,7 +45,7 @@ from .joint_kinematics import unit_quat
 from .lie import quat_rotate_T
 from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE, SINGULAR
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, PRISMATIC, FREE,
-                  BIG_ANGLE, _sincos)
+                  joint_sincos)
 from .tree import TOPO, NP, MAX_BODIES
 from .views import bare, stack_matrix
 
@@ -325,10 +323,7 @@ def _forward(P, q, v, a, W, D, nb, use_a):
     for i in range(1, nb + 1):      # independent of the recursion: overlapped
         if P[i, TOPO + TK] == REVOLUTE:
             x = q[int(P[i, TOPO + TQ])]
-            if abs(x) <= BIG_ANGLE:
-                s, c = _sincos(x)
-            else:           # and NaN: libm beyond the polynomial's argument reduction
-                s, c = math.sin(x), math.cos(x)
+            s, c = joint_sincos(x)
             W[i, WC], W[i, WN] = c, s
     mg0, mg1, mg2 = -P[0, GX], -P[0, GX + 1], -P[0, GX + 2]
     bad = 0.0

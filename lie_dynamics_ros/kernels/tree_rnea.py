@@ -35,16 +35,14 @@ relaxed. The tests hold the result to 1e-12 of the general kernel. The entries k
 (``nogil=False``): releasing and retaking it cost 0.05 us per call (arm7, a quarter of the
 0.2 us body), while the Python caller holds it for longer than the body anyway.
 """
-import math
-
 from numba import types
 
 from .jit import JIT, njit
 from .joint_kinematics import unit_quat
 from .lie import quat_rotate_T
 from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE
-from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, BIG_ANGLE,
-                  _sincos)
+from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, joint_sincos,
+                  rigid_bias)
 from .tree import TOPO, NP, MAX_BODIES
 from .views import bare, stack_matrix
 
@@ -86,10 +84,7 @@ def _start(P, q, W):
     for i in range(1, nb + 1):
         if P[i, TOPO + TK] == REVOLUTE:
             x = q[int(P[i, TOPO + TQ])]
-            if abs(x) <= BIG_ANGLE:
-                s, c = _sincos(x)
-            else:           # and NaN: libm beyond the polynomial's argument reduction
-                s, c = math.sin(x), math.cos(x)
+            s, c = joint_sincos(x)
             W[i, SC], W[i, SS] = c, s
 
 
@@ -239,18 +234,9 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
             l1 -= cz * e0 - cx * e2
             l2 -= cx * e1 - cy * e0
         if use_v:
-            hl0 = m * v0 - (cy * w2 - cz * w1)
-            hl1 = m * v1 - (cz * w0 - cx * w2)
-            hl2 = m * v2 - (cx * w1 - cy * w0)
-            ha0 = ixx * w0 + ixy * w1 + ixz * w2 + (cy * v2 - cz * v1)
-            ha1 = ixy * w0 + iyy * w1 + iyz * w2 + (cz * v0 - cx * v2)
-            ha2 = ixz * w0 + iyz * w1 + izz * w2 + (cx * v1 - cy * v0)
-            n0 += (w1 * ha2 - w2 * ha1) + (v1 * hl2 - v2 * hl1)
-            n1 += (w2 * ha0 - w0 * ha2) + (v2 * hl0 - v0 * hl2)
-            n2 += (w0 * ha1 - w1 * ha0) + (v0 * hl1 - v1 * hl0)
-            l0 += w1 * hl2 - w2 * hl1
-            l1 += w2 * hl0 - w0 * hl2
-            l2 += w0 * hl1 - w1 * hl0
+            b0, b1, b2, b3, b4, b5 = rigid_bias(w0, w1, w2, v0, v1, v2, ixx, iyy, izz, ixy, ixz,
+                                                iyz, cx, cy, cz, m)
+            n0, n1, n2, l0, l1, l2 = n0 + b0, n1 + b1, n2 + b2, l0 + b3, l1 + b4, l2 + b5
         Wi[SF], Wi[SF + 1], Wi[SF + 2], Wi[SF + 3], Wi[SF + 4], Wi[SF + 5] = n0, n1, n2, l0, l1, l2
     # children first: tau_i = S_i^T F_i + armature qdd_i, F_p += Ad*_{T^-1} F_i (a root body
     # adds into row 0, which nobody reads); along a chain the sum stays in registers (k)
