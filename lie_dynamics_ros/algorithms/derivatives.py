@@ -26,7 +26,8 @@ from .tree_plan import tree_plan, entry_plan
 
 class _Ready:
     """Which entries of kernels/derivatives_plan.py are compiled and closed to other argument
-    types: the public functions call an entry first once it is."""
+    types: the public functions call an entry first once it is (False, then its raw entry
+    point: ``_inputs._Ready``)."""
     inverse_dynamics_derivatives = forward_dynamics_derivatives = False
 
 
@@ -37,9 +38,7 @@ class _TreeReady:
 
 ready = _Ready()
 tree_ready = _TreeReady()
-_ND = np.ndarray
-_tree_idd, _tree_fdd, _empty = (TD.inverse_dynamics_derivatives,
-                                TD.forward_dynamics_derivatives, np.empty)
+_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 
 
 def _tree(model, entry):
@@ -114,8 +113,8 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     """
     # float64 vectors: the entry of kernels/tree_derivatives.py on the models tree_plan
     # serves, else that of kernels/derivatives_plan.py (see algorithms/dynamics.py)
-    if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1 and f_ext is None
-            and _world_form):
+    if (q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == v.ndim == a.ndim == 1
+            and q.dtype is v.dtype is a.dtype is _F64 and f_ext is None and _world_form):
         try:
             T = model.derived_items.tree_inverse_dynamics_derivatives
         except AttributeError:
@@ -125,11 +124,8 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
                 data_for(model, data)
             nv = model.nv
             out = _empty((3, nv, nv))
-            try:
-                if _tree_idd(T, q, v, a, out) == 0:
-                    return out[0], out[1], out[2]
-            except TypeError:
-                pass
+            if tree_ready.inverse_dynamics_derivatives(T, q, v, a, out) == 0:
+                return out[0], out[1], out[2]
         elif ready.inverse_dynamics_derivatives and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             out = np.empty((3, model.nv, model.nv))
@@ -175,7 +171,8 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
     Single states of the models ``tree_plan`` serves and f_ext None take
     ``kernels/tree_derivatives.py``.
     """
-    if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
+    if (q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == v.ndim == tau.ndim == 1
+            and q.dtype is v.dtype is tau.dtype is _F64 and f_ext is None):
         try:
             T = model.derived_items.tree_forward_dynamics_derivatives
         except AttributeError:
@@ -185,11 +182,8 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
                 data_for(model, data)
             nv = model.nv
             out = _empty((3, nv, nv))
-            try:
-                if _tree_fdd(T, q, v, tau, out) == 0:
-                    return out[0], out[1], out[2]
-            except TypeError:
-                pass
+            if tree_ready.forward_dynamics_derivatives(T, q, v, tau, out) == 0:
+                return out[0], out[1], out[2]
         elif ready.forward_dynamics_derivatives and model.tree_aba:
             d = model.default_data() if data is None else data_for(model, data)
             out = np.empty((3, model.nv, model.nv))

@@ -20,23 +20,27 @@ from .tree_plan import tree_plan, entry_plan
 _ND = np.ndarray
 
 
-# module-level names: a global read instead of an attribute read per call
-_tree_id, _tree_nle, _tree_g, _empty = KR.inverse_dynamics, KR.nonlinear, KR.gravity, np.empty
-_tree_M, _tree_fd = TC.mass_matrix, TA.forward_dynamics
+# module-level names: a global read instead of an attribute read per call. _raw.<entry> is the
+# raw entry point of a compiled tree entry (_inputs.compile_entry), set before any model's
+# tree_<entry> plan exists
+_raw, _empty, _F64 = I.tree_ready, np.empty, np.dtype(np.float64)
 _TREE_SIGNATURES = {"inverse_dynamics": KR.SIGNATURES, "gravity": KR.SIGNATURES,
                     "nonlinear": KR.SIGNATURES, "mass_matrix": TC.SIGNATURES,
                     "forward_dynamics": TA.SIGNATURES}
 
 
-# The public calls first try the compiled entry of kernels/plan.py with the arguments as given:
-# numba's dispatch admits C-contiguous float64 vectors only and the entry checks their lengths,
-# so that a float64 state costs a few attribute reads here. Anything else (lists, int arrays,
+# The public calls first try a compiled entry with the arguments as given, so that a float64
+# state costs a few attribute reads here. On the models that tree_plan serves (revolute and
+# prismatic trees, under a free root joint or not) that is the tree entry (kernels/tree_rnea.py,
+# tree_crba.py, tree_aba.py), on both paths, so that a converted argument gives the same bits as
+# a float64 one. The fast path reads its plan as one attribute, model.derived_items.tree_<entry>
+# (``_tree``), which exists once that entry is compiled, and calls the entry's raw entry point
+# (_raw, 0.1-0.17 us cheaper than numba's dispatch): this guard admits ndarrays of ndim 1 and
+# dtype float64 only, and the entry returns BAD_SIZE for a wrong length or a strided vector.
+# Other models try the entry of kernels/plan.py through numba's dispatch, which admits
+# C-contiguous float64 vectors only (a TypeError otherwise). Anything else (lists, int arrays,
 # batches, f_ext, Python joints, a bad status) takes the checked path, which converts, evaluates
-# batches and names the argument at fault. ID, g and C v + g first try the entries of
-# kernels/tree_rnea.py on the models that tree_plan serves (revolute and prismatic trees,
-# under a free root joint or not), on both paths, so that a converted argument gives the
-# same bits as a float64 one. The fast path reads the plan as one attribute,
-# model.derived_items.tree_<entry> (``_tree``), which exists once that entry is compiled.
+# batches and names the argument at fault.
 
 
 def _tree(model, entry):
@@ -56,7 +60,8 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
     q (nq,), v and a (nv,) give tau (nv,); (N, nq) and (N, nv) give (N, nv), evaluated in
     parallel. ``data``: a ``model.create_data()`` of the caller's, else this thread's own.
     """
-    if f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND and q.ndim == 1:
+    if (f_ext is None and q.__class__ is v.__class__ is a.__class__ is _ND
+            and q.ndim == v.ndim == a.ndim == 1 and q.dtype is v.dtype is a.dtype is _F64):
         try:
             T = model.derived_items.tree_inverse_dynamics
         except AttributeError:
@@ -65,11 +70,8 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
-            try:
-                if _tree_id(T, q, v, a, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
+            if _raw.inverse_dynamics(T, q, v, a, tau) == 0:
+                return tau
         elif I.ready.inverse_dynamics and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             tau = np.empty(model.nv)
@@ -99,7 +101,7 @@ def mass_matrix(model, q, data=None):
     take the specialized kernel of kernels/tree_crba.py, also after the checked path has
     converted q, so that every form of the same q gives the same bits; it needs no Data (a
     caller's ``data`` is only checked)."""
-    if q.__class__ is _ND and q.ndim == 1:
+    if q.__class__ is _ND and q.ndim == 1 and q.dtype is _F64:
         try:
             T = model.derived_items.tree_mass_matrix
         except AttributeError:
@@ -109,11 +111,8 @@ def mass_matrix(model, q, data=None):
                 data_for(model, data)
             nv = model.nv
             M = _empty((nv, nv))
-            try:
-                if _tree_M(T, q, M) == 0:
-                    return M
-            except TypeError:
-                pass
+            if _raw.mass_matrix(T, q, M) == 0:
+                return M
         elif I.ready.mass_matrix and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             M = np.empty((model.nv, model.nv))
@@ -148,7 +147,7 @@ def mass_matrix(model, q, data=None):
 
 def gravity_torques(model, q, data=None):
     """g(q) = inverse_dynamics(q, 0, 0). (N, nq) gives (N, nv)."""
-    if q.__class__ is _ND and q.ndim == 1:
+    if q.__class__ is _ND and q.ndim == 1 and q.dtype is _F64:
         try:
             T = model.derived_items.tree_gravity
         except AttributeError:
@@ -157,11 +156,8 @@ def gravity_torques(model, q, data=None):
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
-            try:
-                if _tree_g(T, q, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
+            if _raw.gravity(T, q, tau) == 0:
+                return tau
         elif I.ready.inverse_dynamics and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             tau = np.empty(model.nv)
@@ -183,7 +179,8 @@ def gravity_torques(model, q, data=None):
 
 def nonlinear_effects(model, q, v, data=None):
     """C(q, v) v + g(q) = inverse_dynamics(q, v, 0). (N, nq), (N, nv) give (N, nv)."""
-    if q.__class__ is v.__class__ is _ND and q.ndim == 1:
+    if (q.__class__ is v.__class__ is _ND and q.ndim == v.ndim == 1
+            and q.dtype is v.dtype is _F64):
         try:
             T = model.derived_items.tree_nonlinear
         except AttributeError:
@@ -192,11 +189,8 @@ def nonlinear_effects(model, q, v, data=None):
             if data is not None:
                 data_for(model, data)
             tau = _empty(model.nv)
-            try:
-                if _tree_nle(T, q, v, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
+            if _raw.nonlinear(T, q, v, tau) == 0:
+                return tau
         elif I.ready.inverse_dynamics and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             tau = np.empty(model.nv)
@@ -250,7 +244,8 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     A model with mimic joints couples bodies outside the tree recursion; it is solved through
     M (CRBA + Cholesky) instead. (N, nq), (N, nv) give (N, nv).
     """
-    if q.__class__ is v.__class__ is tau.__class__ is _ND and q.ndim == 1 and f_ext is None:
+    if (f_ext is None and q.__class__ is v.__class__ is tau.__class__ is _ND
+            and q.ndim == v.ndim == tau.ndim == 1 and q.dtype is v.dtype is tau.dtype is _F64):
         # a caller's Data gets the general kernel: contacts and loops read the articulated
         # inertias it leaves there (constrained.articulated_columns)
         plan = None
@@ -261,11 +256,8 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
                 plan = _tree(model, "forward_dynamics")
         if plan is not None:
             acc = _empty(model.nv)
-            try:
-                if _tree_fd(plan, q, v, tau, acc) == 0:
-                    return acc
-            except TypeError:
-                pass
+            if _raw.forward_dynamics(plan, q, v, tau, acc) == 0:
+                return acc
         elif I.ready.forward_dynamics and model.tree_aba:
             d = model.default_data() if data is None else data_for(model, data)
             acc = np.empty(model.nv)

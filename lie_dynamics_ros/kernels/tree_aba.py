@@ -20,6 +20,8 @@ a_0 = -I_0^A^-1 p_0^A) by an LDL^T of the 6x6 (``soa_aba.ldl6``, a pivot <= 1e-1
 largest diagonal entry singular, as ``spatial.invert_spd``); pass 3 gives qdd = S^T (A - A').
 
 Work rows live on the stack (``views.stack_matrix``): no allocation, no shared state. Status:
+``BAD_SIZE`` for lengths that do not match the plan or strides that are not a C-contiguous
+array's (``views.c_strides``, as kernels/tree_rnea.py),
 ``NONFINITE`` when an input holds NaN/Inf (``x * 0`` summed over the inputs),
 ``BAD_QUATERNION`` when a free root's quaternion norm is 1e-6 or more off 1 (the general
 kernel's ``joint_kinematics.unit_quat`` rule; within it the quaternion is normalized),
@@ -40,7 +42,7 @@ from .soa import (GR, GP, GI, GC, GM, GA, GX, TP, TK, TQ, TV, REVOLUTE, FREE, jo
                   rigid_bias)
 from .soa_aba import inertia_to_parent, force_to_parent, ldl6
 from .tree import TOPO, NP, MAX_BODIES
-from .views import stack_matrix
+from .views import c_strides, stack_matrix
 
 _JIT = dict(JIT, fastmath={"contract"})
 
@@ -320,7 +322,9 @@ def forward_dynamics(P, q, v, tau, acc):
     (module docstring)."""
     nq, nv = P[0, TOPO + TQ], P[0, TOPO + TV]
     if (P.shape[0] > MAX_BODIES or P.shape[1] != NP or q.shape[0] != nq or v.shape[0] != nv
-            or tau.shape[0] != nv or acc.shape[0] != nv):
+            or tau.shape[0] != nv or acc.shape[0] != nv
+            or not (c_strides(P) and c_strides(q) and c_strides(v) and c_strides(tau)
+                    and c_strides(acc))):
         return BAD_SIZE
     return _passes(P, q, v, tau, acc)
 

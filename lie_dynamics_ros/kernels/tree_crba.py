@@ -22,7 +22,8 @@ Its q does not enter M; it is only checked, as the general kernel checks it.
 M is full and symmetric (each off-diagonal entry computed once and mirrored) with the
 armature on its diagonal, as ``kernels/dynamics.crba`` gives it. Compiled with
 ``fastmath={'contract'}`` only (FMA, as kernels/soa.py), holding the GIL. Status: BAD_SIZE
-for lengths that do not match the plan, NONFINITE for a NaN or Inf in q (summed as
+for lengths that do not match the plan or strides that are not a C-contiguous array's
+(``views.c_strides``, as kernels/tree_rnea.py), NONFINITE for a NaN or Inf in q (summed as
 ``q * 0``), BAD_QUATERNION for a free joint's quaternion whose norm is 1e-6 or more off 1
 (``joint_kinematics.unit_quat``'s rule), OVERFLOW for a finite q and a non-finite diagonal.
 """
@@ -36,7 +37,7 @@ from .layout import BAD_SIZE, BAD_QUATERNION, NONFINITE, OVERFLOW, OK
 from .soa import TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, REVOLUTE, FREE, BIG_ANGLE, _sincos
 from .soa_crba import _rigid_to_parent
 from .tree import TOPO, NP, MAX_BODIES
-from .views import bare, stack_matrix
+from .views import bare, c_strides, stack_matrix
 
 # the GIL is kept: releasing and taking it back costs 0.03-0.05 us, a sixth of the whole
 # kernel on a 7-DOF arm (batches have kernels of their own that release it)
@@ -70,7 +71,8 @@ def mass_matrix(P, q, M):
     if nb < 1 or nb >= MAX_BODIES or P.shape[1] < NP:
         return BAD_SIZE
     nv = int(P[0, TOPO + TV])
-    if q.shape[0] != int(P[0, TOPO + TQ]) or M.shape[0] != nv or M.shape[1] != nv:
+    if (q.shape[0] != int(P[0, TOPO + TQ]) or M.shape[0] != nv or M.shape[1] != nv
+            or not (c_strides(P) and c_strides(q) and c_strides(M))):
         return BAD_SIZE
     # views without reference counts (kernels/views.py): the caller holds the arrays
     return _crba(bare(P), bare(q), bare(M), nb, nv)

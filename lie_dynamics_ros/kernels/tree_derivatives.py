@@ -30,7 +30,8 @@ Entries ``inverse_dynamics_derivatives(P, q, v, a, out)``: out (3, nv, nv) = (dt
 tangent space, dtau/dv, M), and ``forward_dynamics_derivatives(P, q, v, tau, out)``: (da/dq,
 da/dv, M^-1) at a = FD(q, v, tau), from the same passes at a = 0, the tree-sparse L^T D L of M
 and the passes moved to a (its docstring). Statuses as kernels/tree_rnea.py: BAD_SIZE for
-lengths that do not match the plan (and more than ``MAX_DOFS`` DOFs), NONFINITE for a NaN or
+lengths that do not match the plan (and more than ``MAX_DOFS`` DOFs) or strides that are
+not a C-contiguous array's, NONFINITE for a NaN or
 Inf in an input, BAD_QUATERNION for a free joint's quaternion 1e-6 or more off unit norm,
 OVERFLOW for finite inputs and a non-finite result (every input and every output entry is
 summed as x * 0), and SINGULAR for an M without positive pivots (the general path names the
@@ -47,7 +48,7 @@ from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE, SINGULAR
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, PRISMATIC, FREE,
                   joint_sincos)
 from .tree import TOPO, NP, MAX_BODIES
-from .views import bare, stack_matrix
+from .views import bare, c_strides, stack_matrix
 
 _JIT = dict(cache=True, nogil=False, fastmath={"contract"}, error_model="numpy")
 
@@ -235,7 +236,9 @@ def inverse_dynamics_derivatives(P, q, v, a, out):
         return BAD_SIZE
     nv = int(P[0, TOPO + TV])
     if (q.shape[0] != int(P[0, TOPO + TQ]) or v.shape[0] != nv or a.shape[0] != nv
-            or nv > MAX_DOFS or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv):
+            or nv > MAX_DOFS or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv
+            or not (c_strides(P) and c_strides(q) and c_strides(v) and c_strides(a)
+                    and c_strides(out))):
         return BAD_SIZE
     # views without reference counts (kernels/views.py): the caller holds the arrays
     P, q, v, a, out = bare(P), bare(q), bare(v), bare(a), bare(out)
@@ -274,7 +277,9 @@ def forward_dynamics_derivatives(P, q, v, tau, out):
         return BAD_SIZE
     nv = int(P[0, TOPO + TV])
     if (q.shape[0] != int(P[0, TOPO + TQ]) or v.shape[0] != nv or tau.shape[0] != nv
-            or nv > MAX_DOFS or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv):
+            or nv > MAX_DOFS or out.shape[0] != 3 or out.shape[1] != nv or out.shape[2] != nv
+            or not (c_strides(P) and c_strides(q) and c_strides(v) and c_strides(tau)
+                    and c_strides(out))):
         return BAD_SIZE
     P, q, v, tau, out = bare(P), bare(q), bare(v), bare(tau), bare(out)
     W = _bodies()

@@ -20,8 +20,9 @@ ad(V) V = 0), and its six torques are S^T F = (force, moment).
 
 Entries (each returns a status of ``layout``): ``inverse_dynamics(P, q, v, a, tau)``,
 ``nonlinear(P, q, v, tau)`` (a = 0) and ``gravity(P, q, tau)`` (v = a = 0): one inlined body,
-the zero terms removed at compile time. Inputs of the wrong length give BAD_SIZE before any
-read; a non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW,
+the zero terms removed at compile time. Inputs of the wrong length, or with strides that are
+not a C-contiguous array's (``views.c_strides``: the public calls reach the entries through
+numba's raw entry point, which does not check the layout), give BAD_SIZE before any read; a non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW,
 as the general kernels do (each input's x * 0 and each torque's are summed: NaN exactly when
 one is not finite, as not every input reaches a torque; the inputs are scanned only then),
 and BAD_QUATERNION for a free joint's finite quaternion whose norm is
@@ -44,7 +45,7 @@ from .layout import OK, NONFINITE, BAD_QUATERNION, OVERFLOW, BAD_SIZE
 from .soa import (TP, TK, TQ, TV, GR, GP, GI, GC, GM, GA, GX, REVOLUTE, FREE, joint_sincos,
                   rigid_bias)
 from .tree import TOPO, NP, MAX_BODIES
-from .views import bare, stack_matrix
+from .views import bare, c_strides, stack_matrix
 
 _JIT = dict(JIT, fastmath={"contract"}, nogil=False)
 
@@ -200,7 +201,9 @@ def _rnea(P, q, v, a, tau, use_v, use_a):
         return BAD_SIZE
     nv = int(P[0, TOPO + TV])
     if (q.shape[0] != int(P[0, TOPO + TQ]) or tau.shape[0] != nv
-            or (use_v and v.shape[0] != nv) or (use_a and a.shape[0] != nv)):
+            or (use_v and v.shape[0] != nv) or (use_a and a.shape[0] != nv)
+            or not (c_strides(P) and c_strides(q) and c_strides(v) and c_strides(a)
+                    and c_strides(tau))):
         return BAD_SIZE
     W = _scratch()
     _start(P, q, W)

@@ -67,6 +67,32 @@ def _unref(x):
     return lambda x: x
 
 
+def c_strides(x):
+    """True when the strides of the array ``x`` (1 to 3 dimensions) are a C-contiguous
+    array's (a dimension of one element may have any stride). Compiled only."""
+    raise NotImplementedError("c_strides is compiled only")
+
+
+@overload(c_strides)
+def _c_strides(x):
+    # an entry typed for C-contiguous arrays indexes them by their shape alone, ignoring the
+    # strides it was given; numba's raw entry point (algorithms/_inputs.compile_entry) does not
+    # check the layout of what it is called with, so the entries check the strides themselves
+    if not isinstance(x, types.Array) or not 1 <= x.ndim <= 3:
+        return None
+    # written out per ndim; not inlined at numba's IR level (LLVM inlines it), where the
+    # branches of `or` trip numba's SSA check
+    if x.ndim == 1:
+        return lambda x: x.shape[0] <= 1 or x.strides[0] == x.itemsize
+    if x.ndim == 2:
+        return lambda x: ((x.shape[1] <= 1 or x.strides[1] == x.itemsize)
+                          and (x.shape[0] <= 1 or x.strides[0] == x.itemsize * x.shape[1]))
+    return lambda x: ((x.shape[2] <= 1 or x.strides[2] == x.itemsize)
+                      and (x.shape[1] <= 1 or x.strides[1] == x.itemsize * x.shape[2])
+                      and (x.shape[0] <= 1
+                           or x.strides[0] == x.itemsize * x.shape[2] * x.shape[1]))
+
+
 @intrinsic
 def scratch(typingctx, n):
     """A float64 array of ``n`` (a literal int) elements on the stack of the calling function,
