@@ -160,8 +160,8 @@ def bench(label, path, floating, sizes, repeat, target_s, mhz):
                     for k in range(1, cores + 1)]
         times = interleaved(fns, repeat, target_s)
         t_soa, t_rows = times[0] / N, times[1] / N
-        threads = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(cores, N)
         t_cpu = kernel_cpu_time(plan, Q, V, A, repeat) / N
+        threads = batch.threads_for(t_cpu * N, -(-N // KS.B))   # the rule the call applies
         gflops = park_flops(model.nv) / t_cpu / 1e9
         peak = FLOPS_PER_CYCLE * mhz / 1e3
         if pin is not None:

@@ -142,9 +142,9 @@ def bench(label, path, floating, sizes, repeat, target_s):
                     for k in range(1, cores + 1)]
         times = interleaved(fns, repeat, target_s)
         t_soa, t_rows = times[0] / N, times[1] / N
-        threads = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(cores, N)
         t_cpu = kernel_cpu_time(KA.aba_soa, (*plan, Q, V, T, np.empty((N, model.nv)),
                                              np.zeros(N, dtype=np.int64)), N, repeat) / N
+        threads = batch.threads_for(t_cpu * N, -(-N // KS.B))   # the rule the call applies
         if pin is not None:
             k = int(np.argmin(times[2:]))
             t_pin = times[2 + k] / N
@@ -189,9 +189,9 @@ def bench_m(label, path, floating, sizes, repeat, target_s):
             fns.append(pin_loop)
         times = interleaved(fns, repeat, target_s)
         t_soa, t_rows = times[0] / N, times[1] / N
-        threads = 1 if N * model.nv * model.nv < batch.MIN_PARALLEL_WORK else min(cores, N)
         t_cpu = kernel_cpu_time(KC.crba_soa, (*plan, Q, np.empty((N, model.nv, model.nv)),
                                               np.zeros(N, dtype=np.int64)), N, repeat) / N
+        threads = batch.threads_for(t_cpu * N, -(-N // KS.B))   # the rule the call applies
         if pin is not None:
             t_pin = times[2] / N
             pin_cols = f"{t_pin * 1e9:7.1f} {t_soa / t_pin:7.3f} {t_rows / t_pin:8.3f}"

@@ -2,7 +2,9 @@
 
 The public dynamics functions come here when given (N, nq) / (N, nv) arrays. The rows are cut
 into one chunk per core; each chunk is one compiled call (``kernels/batch.py``) on the worker
-thread's own Data, with the GIL released (the kernels are ``nogil``). Plain Python threads, not
+thread's own Data, with the GIL released (the kernels are ``nogil``). A batch is cut only where
+that pays (``run_split``): handing a chunk to the pool and learning that it is done costs a
+thread wake each way, tens of microseconds on a VM, which a small batch does not earn back. Plain Python threads, not
 numba's parallel threading layers: those abort or serialise when two Python threads (a ROS
 MultiThreadedExecutor) run parallel kernels at once, while this pool is safe for any number of
 concurrent callers.
@@ -12,19 +14,31 @@ index; no partial result is returned.
 """
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..errors import InputError
 from ..kernels import batch as KB
+from ..kernels import soa as KS
 from ._inputs import rows
 
 #: worker threads of the batch pool (the cores this process may run on)
 WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
               else (os.cpu_count() or 1))
 #: below this many joint-rows of work (N * nv) a batch runs on the calling thread alone
+#: (the rollouts of integrators/simulate.py; the batches of this module and the SoA kernels
+#: decide by time, ``run_split``)
 MIN_PARALLEL_WORK = 512
+#: a batch is cut over the pool when its estimated time on one thread exceeds this many of
+#: the pool's round trips (``handoff``): on this project's 2-core VM two halves side by side
+#: ran up to 1.35x slower each than one alone, so a cut pays once T / 2 * 1.35 + R < T,
+#: T > 3.1 R (1000 states of a 7-DOF arm's SoA RNEA: 125 us alone, 140-200 us cut in two)
+SPLIT_HANDOFFS = 3.0
+#: units (rows or SoA blocks) timed on the calling thread before a batch is cut
+PROBE_UNITS = 2
+_handoff = None
 
 _pool = None
 _pool_lock = threading.Lock()
@@ -77,22 +91,66 @@ def evaluate(model, alg, arrays, f_ext, row, mask=None):
             KB.hybrid_rows(*head, rest[0], rest[1], rest[2], np.ascontiguousarray(mask),
                            d.prescribed_body, out[0], out[1], d.failed_row, status, lo, hi)
 
-    split(N, N * nv, run)
+    split(N, run)
     if status.any():
         raise_for_row(int(np.flatnonzero(status)[0]), Q, rest, row)
     return out if alg == "hybrid" else out[0]
 
 
-def split(N, work, run):
-    """``run(lo, hi)`` over range(N) cut into one chunk per core, the first on the calling
-    thread; one chunk when ``work`` (joint-rows) is below MIN_PARALLEL_WORK. ``run`` takes this
-    thread's Data (``model.default_data()``) for its work memory."""
-    chunks = 1 if work < MIN_PARALLEL_WORK else min(WORKERS, N)
-    bounds = np.linspace(0, N, chunks + 1).astype(int)
+def split(N, run):
+    """``run(lo, hi)`` over the rows range(N) (``run_split``); ``run`` takes this thread's
+    Data (``model.default_data()``) for its work memory."""
+    run_split(N, run)
+
+
+def soa_blocks(kernel, N, *args):
+    """kernel(*args, lo, hi) on the blocks of ``kernels.soa.B`` states of N (the SoA kernels'
+    signature), cut over the cores where that pays (``run_split``)."""
+    run_split(-(-N // KS.B), lambda lo, hi: kernel(*args, lo, hi))
+
+
+def handoff():
+    """Seconds the pool takes to run an empty task and report it done (the median of seven
+    round trips, measured once per process): what cutting a batch costs beyond its work."""
+    global _handoff
+    if _handoff is None:
+        ex = executor()
+        ex.submit(int).result()
+        trips = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            ex.submit(int).result()
+            trips.append(time.perf_counter() - t0)
+        _handoff = sorted(trips)[3]
+    return _handoff
+
+
+def threads_for(seconds, units):
+    """The chunks ``run_split`` cuts ``units`` of work into when they take ``seconds`` on one
+    thread: one per core when that exceeds SPLIT_HANDOFFS round trips of the pool, else 1."""
+    if WORKERS == 1 or units < 2 or seconds <= SPLIT_HANDOFFS * handoff():
+        return 1
+    return min(WORKERS, units)
+
+
+def run_split(n, run, probe=PROBE_UNITS):
+    """``run(lo, hi)`` over the units range(n) (rows or SoA blocks; each independent of the
+    others, so the cut does not change a bit of the result): the first ``probe`` on the
+    calling thread, timed, then the rest in one chunk per core (``threads_for`` the time the
+    probe predicts for them), the first chunk on the calling thread. Returns the chunks used
+    after the probe."""
+    k = min(probe, n)
+    t0 = time.perf_counter()
+    run(0, k)
+    if k == n:
+        return 1
+    chunks = threads_for((time.perf_counter() - t0) * (n - k) / k, n - k)
+    bounds = [k + (n - k) * c // chunks for c in range(chunks + 1)]
     futures = [executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
     run(bounds[0], bounds[1])
     for f in futures:
         f.result()
+    return chunks
 
 
 def raise_for_row(r, Q, rest, row):

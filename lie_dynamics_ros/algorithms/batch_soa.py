@@ -9,7 +9,8 @@ why another model is refused (None when it is served); callers then use the batc
 this path for the models it serves.
 
 The blocks of ``kernels.soa.B`` states are cut into one chunk per core and run on the batch
-pool's threads (the kernel releases the GIL). Each block copies its rows of Q, V, A into the
+pool's threads (the kernel releases the GIL) when the batch is large enough for that to pay
+(``batch.run_split``). Each block copies its rows of Q, V, A into the
 kernel's state-innermost scratch and its torques back, so the inputs are read in place once.
 """
 import numpy as np
@@ -85,14 +86,7 @@ def inverse_dynamics_soa(model, q, v, a, plan=None):
     A = rows(a, model.nv, "a", N)
     tau = np.empty((N, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    nblk = -(-N // KS.B)
-    chunks = 1 if N * model.nv < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
-    bounds = [nblk * k // chunks for k in range(chunks + 1)]
-    futures = [batch.executor().submit(KS.rnea_soa, topo, geo, Q, V, A, tau, status, lo, hi)
-               for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    KS.rnea_soa(topo, geo, Q, V, A, tau, status, bounds[0], bounds[1])
-    for f in futures:
-        f.result()
+    batch.soa_blocks(KS.rnea_soa, N, topo, geo, Q, V, A, tau, status)
     if status.any():
         r = int(np.flatnonzero(status)[0])
         bad = [k for k, x in (("q", Q), ("v", V), ("a", A)) if not np.all(np.isfinite(x[r]))]

@@ -13,7 +13,6 @@ import numpy as np
 from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
-from ..kernels import soa as KS
 from ..kernels import soa_aba as KA
 from . import batch
 from ._inputs import check, rows
@@ -41,24 +40,10 @@ def forward_dynamics_soa(model, q, v, tau, plan=None):
     T = rows(tau, model.nv, "tau", N)
     acc = np.empty((N, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    on_pool(KA.aba_soa, N * model.nv, N, topo, geo, Q, V, T, acc, status)
+    batch.soa_blocks(KA.aba_soa, N, topo, geo, Q, V, T, acc, status)
     if status.any():
         _raise_for_row(model, int(np.flatnonzero(status)[0]), Q, V, T)
     return acc
-
-
-def on_pool(kernel, work, N, *args):
-    """kernel(*args, lo, hi) on the blocks of ``kernels.soa.B`` states of N, one chunk per
-    core (the calling thread runs the first); below ``batch.MIN_PARALLEL_WORK`` joint-rows of
-    ``work``, all on the calling thread."""
-    nblk = -(-N // KS.B)
-    chunks = 1 if work < batch.MIN_PARALLEL_WORK else min(batch.WORKERS, nblk)
-    bounds = [nblk * k // chunks for k in range(chunks + 1)]
-    futures = [batch.executor().submit(kernel, *args, lo, hi)
-               for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    kernel(*args, bounds[0], bounds[1])
-    for f in futures:
-        f.result()
 
 
 def _raise_for_row(model, r, Q, V, T):

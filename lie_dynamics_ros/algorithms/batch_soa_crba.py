@@ -10,9 +10,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..kernels import soa_crba as KC
+from . import batch
 from .batch_soa import quaternion_check, soa_plan, soa_unsupported
 from ._inputs import rows
-from .batch_soa_aba import on_pool
 
 
 def mass_matrix_soa(model, q, plan=None):
@@ -29,7 +29,7 @@ def mass_matrix_soa(model, q, plan=None):
     N = Q.shape[0]
     M = np.empty((N, model.nv, model.nv))
     status = np.zeros(N, dtype=np.int64)
-    on_pool(KC.crba_soa, N * model.nv * model.nv, N, topo, geo, Q, M, status)
+    batch.soa_blocks(KC.crba_soa, N, topo, geo, Q, M, status)
     if status.any():
         r = int(np.flatnonzero(status)[0])
         if not np.all(np.isfinite(Q[r])):

@@ -94,7 +94,7 @@ def _rows(model, entry, b, row):
         if entry(model.default_data().buf, Q, X, Y, out, status, lo, hi):
             raise AssertionError("derivatives rows: the Data buffer does not fit the model")
 
-    batch.split(N, N * n * n, run)
+    batch.split(N, run)
     if status.any():
         batch.raise_for_row(int(np.flatnonzero(status)[0]), Q, (X, Y), row)
     return out[0], out[1], out[2]
