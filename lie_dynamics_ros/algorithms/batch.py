@@ -36,8 +36,10 @@ MIN_PARALLEL_WORK = 512
 #: ran up to 1.35x slower each than one alone, so a cut pays once T / 2 * 1.35 + R < T,
 #: T > 3.1 R (1000 states of a 7-DOF arm's SoA RNEA: 125 us alone, 140-200 us cut in two)
 SPLIT_HANDOFFS = 3.0
-#: units (rows or SoA blocks) timed on the calling thread before a batch is cut
-PROBE_UNITS = 2
+#: units (rows or SoA blocks) timed on the calling thread before a batch is cut: an eighth of
+#: the batch within these bounds, so that the call's fixed cost (a microsecond or two) does not
+#: inflate the estimate of a small batch, and a large one is cut early
+PROBE_UNITS = (2, 8)
 _handoff = None
 
 _pool = None
@@ -135,11 +137,11 @@ def threads_for(seconds, units):
 
 def run_split(n, run, probe=PROBE_UNITS):
     """``run(lo, hi)`` over the units range(n) (rows or SoA blocks; each independent of the
-    others, so the cut does not change a bit of the result): the first ``probe`` on the
-    calling thread, timed, then the rest in one chunk per core (``threads_for`` the time the
+    others, so the cut does not change a bit of the result): the first few (n / 8 within the
+    bounds ``probe``) on the calling thread, timed, then the rest in one chunk per core (``threads_for`` the time the
     probe predicts for them), the first chunk on the calling thread. Returns the chunks used
     after the probe."""
-    k = min(probe, n)
+    k = min(max(probe[0], min(probe[1], n // 8)), n)
     t0 = time.perf_counter()
     run(0, k)
     if k == n:
