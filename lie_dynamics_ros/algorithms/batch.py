@@ -4,10 +4,10 @@ The public dynamics functions come here when given (N, nq) / (N, nv) arrays. The
 into one chunk per core; each chunk is one compiled call (``kernels/batch.py``) on the worker
 thread's own Data, with the GIL released (the kernels are ``nogil``). A batch is cut only where
 that pays (``run_split``): handing a chunk to the pool and learning that it is done costs a
-thread wake each way, tens of microseconds on a VM, which a small batch does not earn back. Plain Python threads, not
-numba's parallel threading layers: those abort or serialise when two Python threads (a ROS
-MultiThreadedExecutor) run parallel kernels at once, while this pool is safe for any number of
-concurrent callers.
+thread wake each way, tens of microseconds on a VM, which a small batch does not earn back.
+Plain Python threads, not numba's parallel threading layers: those abort or serialise when
+two Python threads (a ROS MultiThreadedExecutor) run parallel kernels at once, while this pool
+is safe for any number of concurrent callers.
 
 A row with bad values (NaN, a non-unit quaternion, ...) raises ``InputError`` naming the row
 index; no partial result is returned.
@@ -138,9 +138,9 @@ def threads_for(seconds, units):
 def run_split(n, run, probe=PROBE_UNITS):
     """``run(lo, hi)`` over the units range(n) (rows or SoA blocks; each independent of the
     others, so the cut does not change a bit of the result): the first few (n / 8 within the
-    bounds ``probe``) on the calling thread, timed, then the rest in one chunk per core (``threads_for`` the time the
-    probe predicts for them), the first chunk on the calling thread. Returns the chunks used
-    after the probe."""
+    bounds ``probe``) on the calling thread, timed, then the rest in as many chunks as
+    ``threads_for`` gives for the time the probe predicts for them, the first chunk on the
+    calling thread. Returns the number of chunks used after the probe."""
     k = min(max(probe[0], min(probe[1], n // 8)), n)
     t0 = time.perf_counter()
     run(0, k)

@@ -22,8 +22,9 @@ Entries (each returns a status of ``layout``): ``inverse_dynamics(P, q, v, a, ta
 ``nonlinear(P, q, v, tau)`` (a = 0) and ``gravity(P, q, tau)`` (v = a = 0): one inlined body,
 the zero terms removed at compile time. Inputs of the wrong length, or with strides that are
 not a C-contiguous array's (``views.c_strides``: the public calls reach the entries through
-numba's raw entry point, which does not check the layout), give BAD_SIZE before any read; a non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW,
-as the general kernels do (each input's x * 0 and each torque's are summed: NaN exactly when
+numba's raw entry point, which does not check the layout), give BAD_SIZE before any read; a
+non-finite input gives NONFINITE and finite inputs with a non-finite result OVERFLOW, as the
+general kernels do (each input's x * 0 and each torque's are summed: NaN exactly when
 one is not finite, as not every input reaches a torque; the inputs are scanned only then),
 and BAD_QUATERNION for a free joint's finite quaternion whose norm is
 1e-6 or more off 1 (the general kernel's rule; it normalizes the others). Scratch lives on
