@@ -1,4 +1,5 @@
-"""The public single-state calls reach the tree entries through numba's raw entry point
+"""The public single-state calls reach their compiled entries (the tree kernels', and those on
+the Data's buffer for other models) through numba's raw entry point
 (``_inputs.compile_entry`` keeps it), which converts its arguments without checking their
 layout: the calls admit float64 ndarrays of ndim 1 only, and the entries return BAD_SIZE for a
 strided, reversed or Fortran-ordered array (``kernels.views.c_strides``) instead of reading it
@@ -12,12 +13,15 @@ import lie_dynamics_ros as ldr
 from lie_dynamics_ros.algorithms import _inputs
 from lie_dynamics_ros.algorithms import derivatives as AD
 from lie_dynamics_ros.algorithms.tree_plan import tree_plan
+from lie_dynamics_ros.kernels import derivatives_plan as KDP
 from lie_dynamics_ros.kernels import layout as L
+from lie_dynamics_ros.kernels import plan as KP
 from lie_dynamics_ros.kernels import tree_aba as TA
 from lie_dynamics_ros.kernels import tree_crba as TC
 from lie_dynamics_ros.kernels import tree_derivatives as TD
 from lie_dynamics_ros.kernels import tree_rnea as KR
 from lie_dynamics_ros.kernels.views import c_strides
+from models import zoo
 import test_batch_soa as S
 import test_batch_soa_free as F
 
@@ -147,3 +151,52 @@ def test_c_strides_matches_numpys_c_contiguity():
              base.reshape(3, 4, 4).transpose(1, 0, 2), base.reshape(3, 4, 4)[:, :, ::-1]]
     for x in cases:
         assert _c_strides(x) == x.flags.c_contiguous, (x.shape, x.strides)
+
+
+# the entries on the Data's buffer (kernels/plan.py, derivatives_plan.py), which models the
+# tree kernels do not serve take: entry name -> (ready flags, dispatcher, inputs, output, call)
+PLAN_ENTRIES = {
+    "inverse_dynamics": (_inputs.ready, KP.inverse_dynamics, 3, "v",
+                         lambda m, q, v, a: ldr.inverse_dynamics(m, q, v, a)),
+    "forward_dynamics": (_inputs.ready, KP.forward_dynamics, 3, "v",
+                         lambda m, q, v, a: ldr.forward_dynamics(m, q, v, a)),
+    "mass_matrix": (_inputs.ready, KP.mass_matrix, 1, "vv",
+                    lambda m, q, v, a: ldr.mass_matrix(m, q)),
+    "inverse_dynamics_derivatives": (AD.ready, KDP.inverse_dynamics_derivatives, 3, "3vv",
+                                     ENTRIES["inverse_dynamics_derivatives"][4]),
+    "forward_dynamics_derivatives": (AD.ready, KDP.forward_dynamics_derivatives, 3, "3vv",
+                                     ENTRIES["forward_dynamics_derivatives"][4]),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(PLAN_ENTRIES))
+def test_plan_entries_too(entry):
+    """A tree with ball, universal and planar joints under a floating base (no tree plan):
+    the raw entry point gives the dispatcher's bits and refuses strided vectors, and every
+    form of a state gives the contiguous bits."""
+    flags, fn, nin, kind, public = PLAN_ENTRIES[entry]
+    m = zoo(1, mimic=False)
+    assert tree_plan(m) is None
+    rng = np.random.default_rng(2)
+    q = np.asarray(ldr.random_configuration(m, rng), dtype=float)
+    v, a = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    ref = public(m, q, v, a)
+    raw, buf = getattr(flags, entry), m.default_data().buf
+    assert callable(raw) and raw is not fn
+    args = (q, v, a)[:nin]
+    got, disp = out_for(m, kind), out_for(m, kind)
+    assert fn(buf, *args, disp) == L.OK and raw(buf, *args, got) == L.OK
+    np.testing.assert_array_equal(got, disp)
+    np.testing.assert_array_equal(got, ref)
+    for k in range(nin):
+        for view in (strided, reversed_view):
+            bad = list(args)
+            bad[k] = view(bad[k])
+            out = out_for(m, kind)
+            assert raw(buf, *bad, out) == L.BAD_SIZE, (k, view.__name__)
+            assert (out == -7.0).all()
+            full = [q, v, a]
+            full[k] = view(full[k])
+            np.testing.assert_array_equal(public(m, *full), ref)
+    if kind != "v":
+        assert raw(buf, *args, np.asfortranarray(out_for(m, kind))) == L.BAD_SIZE

@@ -128,12 +128,9 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
                 return out[0], out[1], out[2]
         elif ready.inverse_dynamics_derivatives and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
-            out = np.empty((3, model.nv, model.nv))
-            try:
-                if E.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
-                    return out[0], out[1], out[2]
-            except TypeError:
-                pass
+            out = _empty((3, model.nv, model.nv))
+            if ready.inverse_dynamics_derivatives(d.buf, q, v, a, out) == 0:
+                return out[0], out[1], out[2]
     I.compile_entry("inverse_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv
@@ -186,12 +183,9 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
                 return out[0], out[1], out[2]
         elif ready.forward_dynamics_derivatives and model.tree_aba:
             d = model.default_data() if data is None else data_for(model, data)
-            out = np.empty((3, model.nv, model.nv))
-            try:
-                if E.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
-                    return out[0], out[1], out[2]
-            except TypeError:
-                pass
+            out = _empty((3, model.nv, model.nv))
+            if ready.forward_dynamics_derivatives(d.buf, q, v, tau, out) == 0:
+                return out[0], out[1], out[2]
     I.compile_entry("forward_dynamics_derivatives", E.SIGNATURES, ready)
     _supported(model)
     n = model.nv

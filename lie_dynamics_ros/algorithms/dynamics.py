@@ -22,8 +22,8 @@ _ND = np.ndarray
 
 # module-level names: a global read instead of an attribute read per call. _raw.<entry> is the
 # raw entry point of a compiled tree entry (_inputs.compile_entry), set before any model's
-# tree_<entry> plan exists
-_raw, _empty, _F64 = I.tree_ready, np.empty, np.dtype(np.float64)
+# tree_<entry> plan exists; _ready.<entry> that of kernels/plan.py's entry, once compiled
+_raw, _ready, _empty, _F64 = I.tree_ready, I.ready, np.empty, np.dtype(np.float64)
 _TREE_SIGNATURES = {"inverse_dynamics": KR.SIGNATURES, "gravity": KR.SIGNATURES,
                     "nonlinear": KR.SIGNATURES, "mass_matrix": TC.SIGNATURES,
                     "forward_dynamics": TA.SIGNATURES}
@@ -37,10 +37,9 @@ _TREE_SIGNATURES = {"inverse_dynamics": KR.SIGNATURES, "gravity": KR.SIGNATURES,
 # (``_tree``), which exists once that entry is compiled, and calls the entry's raw entry point
 # (_raw, 0.1-0.17 us cheaper than numba's dispatch): this guard admits ndarrays of ndim 1 and
 # dtype float64 only, and the entry returns BAD_SIZE for a wrong length or a strided vector.
-# Other models try the entry of kernels/plan.py through numba's dispatch, which admits
-# C-contiguous float64 vectors only (a TypeError otherwise). Anything else (lists, int arrays,
-# batches, f_ext, Python joints, a bad status) takes the checked path, which converts, evaluates
-# batches and names the argument at fault.
+# Other models try the entry of kernels/plan.py on the Data's buffer the same way (_ready).
+# Anything else (lists, int arrays, batches, f_ext, Python joints, a bad status) takes the
+# checked path, which converts, evaluates batches and names the argument at fault.
 
 
 def _tree(model, entry):
@@ -72,14 +71,11 @@ def inverse_dynamics(model, q, v, a, f_ext=None, data=None):
             tau = _empty(model.nv)
             if _raw.inverse_dynamics(T, q, v, a, tau) == 0:
                 return tau
-        elif I.ready.inverse_dynamics and not model.has_general:
+        elif _ready.inverse_dynamics and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             tau = np.empty(model.nv)
-            try:
-                if P.inverse_dynamics(d.buf, q, v, a, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
+            if _ready.inverse_dynamics(d.buf, q, v, a, tau) == 0:
+                return tau
     I.compile_entry("inverse_dynamics")
     qc, vc, ac = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),
                   vec(a, model.nv, "a", True))
@@ -113,14 +109,11 @@ def mass_matrix(model, q, data=None):
             M = _empty((nv, nv))
             if _raw.mass_matrix(T, q, M) == 0:
                 return M
-        elif I.ready.mass_matrix and not model.has_general:
+        elif _ready.mass_matrix and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             M = np.empty((model.nv, model.nv))
-            try:
-                if P.mass_matrix(d.buf, q, M) == 0:
-                    return M
-            except TypeError:
-                pass
+            if _ready.mass_matrix(d.buf, q, M) == 0:
+                return M
     I.compile_entry("mass_matrix")
     I.compile_entry("mass_matrix", TC.SIGNATURES, I.tree_ready)
     qc = vec(q, model.nq, "q", True, model)
@@ -158,14 +151,11 @@ def gravity_torques(model, q, data=None):
             tau = _empty(model.nv)
             if _raw.gravity(T, q, tau) == 0:
                 return tau
-        elif I.ready.inverse_dynamics and not model.has_general:
+        elif _ready.inverse_dynamics and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             tau = np.empty(model.nv)
-            try:
-                if P.inverse_dynamics(d.buf, q, d.zero_v, d.zero_v, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
+            if _ready.inverse_dynamics(d.buf, q, d.zero_v, d.zero_v, tau) == 0:
+                return tau
     I.compile_entry("inverse_dynamics")
     qc = vec(q, model.nq, "q", True, model)
     if qc is None:
@@ -191,14 +181,11 @@ def nonlinear_effects(model, q, v, data=None):
             tau = _empty(model.nv)
             if _raw.nonlinear(T, q, v, tau) == 0:
                 return tau
-        elif I.ready.inverse_dynamics and not model.has_general:
+        elif _ready.inverse_dynamics and not model.has_general:
             d = model.default_data() if data is None else data_for(model, data)
             tau = np.empty(model.nv)
-            try:
-                if P.inverse_dynamics(d.buf, q, v, d.zero_v, tau) == 0:
-                    return tau
-            except TypeError:
-                pass
+            if _ready.inverse_dynamics(d.buf, q, v, d.zero_v, tau) == 0:
+                return tau
     I.compile_entry("inverse_dynamics")
     qc, vc = vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True)
     if qc is None or vc is None:
@@ -258,14 +245,11 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
             acc = _empty(model.nv)
             if _raw.forward_dynamics(plan, q, v, tau, acc) == 0:
                 return acc
-        elif I.ready.forward_dynamics and model.tree_aba:
+        elif _ready.forward_dynamics and model.tree_aba:
             d = model.default_data() if data is None else data_for(model, data)
             acc = np.empty(model.nv)
-            try:
-                if P.forward_dynamics(d.buf, q, v, tau, acc) == 0:
-                    return acc
-            except TypeError:
-                pass
+            if _ready.forward_dynamics(d.buf, q, v, tau, acc) == 0:
+                return acc
     I.compile_entry("forward_dynamics")
     I.compile_entry("forward_dynamics", TA.SIGNATURES, I.tree_ready)
     qc, vc, tc = (vec(q, model.nq, "q", True, model), vec(v, model.nv, "v", True),

@@ -8,9 +8,11 @@ the world-frame kernels directly: compiled together with the general path they r
 (the arm7 ID' entry 2.44 us against 2.08 us; a smaller function that LLVM optimizes better).
 
 They live apart from kernels/plan.py so that the ID/FD entries compile apart from the
-derivatives (the cache key covers the kernel files imported, kernels/jit.py). Each entry checks the lengths against the buffer's header (status BAD_SIZE)
-and is compiled for ``SIGNATURES`` alone (C-contiguous float64): any other argument is a
-``TypeError`` of numba's dispatch and the Python caller takes its checked path.
+derivatives (the cache key covers the kernel files imported, kernels/jit.py). Each entry
+checks the lengths against the buffer's header and the strides of its arrays (status
+BAD_SIZE; the public calls reach the single-state entries through numba's raw entry point, as
+kernels/plan.py's) and is compiled for ``SIGNATURES`` alone (C-contiguous float64): through
+the dispatcher any other argument is a ``TypeError``.
 """
 import numpy as np
 from numba import types
@@ -20,14 +22,15 @@ from .derivatives import (rnea_derivatives, aba_derivatives, world_rnea_derivati
                           world_aba_derivatives, constant_subspaces)
 from .jit import JIT, njit
 from .plan import unpack
-from .views import bare, c_view
+from .views import bare, c_strides, c_view
 
 
 @njit(inline="always", **JIT)
 def _sizes_ok(h, ok, q, v, x, out):
     nv = h[H_NV]
     return (ok and q.shape[0] == h[H_NQ] and v.shape[0] == nv and x.shape[0] == nv
-            and out.shape[0] == 3 and out.shape[1] == nv and out.shape[2] == nv)
+            and out.shape[0] == 3 and out.shape[1] == nv and out.shape[2] == nv
+            and c_strides(q) and c_strides(v) and c_strides(x) and c_strides(out))
 
 
 @njit(inline="always", **JIT)

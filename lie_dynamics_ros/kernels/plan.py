@@ -4,11 +4,14 @@ dispatch with the buffer, the inputs and the output only (the ID/FD derivatives 
 kernels/derivatives_plan.py).
 
 The kernels run on views without reference counts (kernels/views.py) of the buffer and of
-the arguments. Each entry checks the input lengths against the buffer's header (status
-BAD_SIZE) before it reads them. The dispatchers accept exactly the signatures compiled by
-``algorithms/_inputs.compile_entry`` (``SIGNATURES``: C-contiguous float64 arrays): any other
-array (int64, strided, 2-D, read-only) or a list is a ``TypeError`` of numba's dispatch, never
-a reinterpretation, and the Python caller then takes its checked path.
+the arguments. Each entry checks the input lengths against the buffer's header and the
+strides of its arrays (``views.c_strides``; status BAD_SIZE) before it reads them. The public
+calls reach the entries through numba's raw entry point (``algorithms/_inputs._Ready``), which
+converts float64 ndarrays of the signature's ndim without checking their layout, so the
+entries check it; the dispatchers accept exactly the signatures compiled by
+``algorithms/_inputs.compile_entry`` (``SIGNATURES``: C-contiguous float64 arrays), and any
+other array (int64, strided, 2-D, read-only) or a list is a ``TypeError`` of numba's dispatch,
+never a reinterpretation.
 """
 import numpy as np
 from numba import types
@@ -17,7 +20,7 @@ from .layout import (NH, NI, NMC, NDV, NDM, H_NB, H_NQ, H_NV, H_MI, H_FAIL, H_PR
                      H_DV, H_DM, H_TAU, H_ZERO, H_ACC, H_WORK, BAD_SIZE, work_words)
 from .dynamics import rnea, aba, crba
 from .jit import JIT, njit
-from .views import bare, c_view
+from .views import bare, c_strides, c_view
 
 
 @njit(inline="always", **JIT)
@@ -54,8 +57,9 @@ def inverse_dynamics(buf, q, v, a, tau):
     """RNEA (kernels/dynamics.rnea) on the Data buffer ``buf``; returns a status code."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv = h[H_NV]
-    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv \
-            or tau.shape[0] != nv:
+    if (not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or a.shape[0] != nv
+            or tau.shape[0] != nv or not (c_strides(buf) and c_strides(q) and c_strides(v)
+                                          and c_strides(a) and c_strides(tau))):
         return BAD_SIZE
     return rnea(mi, mc, mI, dv, dm, bare(q), bare(v), bare(a), bare(tau), True, False)
 
@@ -65,8 +69,9 @@ def forward_dynamics(buf, q, v, tau, acc):
     """ABA (kernels/dynamics.aba) on the Data buffer ``buf``; returns a status code."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv, nb = h[H_NV], h[H_NB]
-    if not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv \
-            or acc.shape[0] != nv:
+    if (not ok or q.shape[0] != h[H_NQ] or v.shape[0] != nv or tau.shape[0] != nv
+            or acc.shape[0] != nv or not (c_strides(buf) and c_strides(q) and c_strides(v)
+                                          and c_strides(tau) and c_strides(acc))):
         return BAD_SIZE
     presc = c_view(buf[h[H_PRESC]:].view(np.bool_), (nb,))
     failed = c_view(buf[h[H_FAIL]:].view(np.int64), (1,))
@@ -79,7 +84,8 @@ def mass_matrix(buf, q, M):
     """CRBA (kernels/dynamics.crba) on the Data buffer ``buf``; returns a status code."""
     h, ok, mi, mc, mI, dv, dm = unpack(buf)
     nv = h[H_NV]
-    if not ok or q.shape[0] != h[H_NQ] or M.shape[0] != nv or M.shape[1] != nv:
+    if (not ok or q.shape[0] != h[H_NQ] or M.shape[0] != nv or M.shape[1] != nv
+            or not (c_strides(buf) and c_strides(q) and c_strides(M))):
         return BAD_SIZE
     return crba(mi, mc, mI, dv, dm, bare(q), c_view(buf[h[H_ZERO]:], (nv,)),
                 c_view(M, (nv, nv)), True)
