@@ -8,7 +8,6 @@ import numpy as np
 from ..errors import InputError
 from ..kernels import dynamics as K
 from ..kernels import layout as L
-from ..kernels import plan as P
 from ..kernels import tree_aba as TA
 from ..kernels import tree_crba as TC
 from ..kernels import tree_rnea as KR
