@@ -70,7 +70,7 @@ $(STAMP): setup.py setup.cfg requirements-ros.txt
 	@for s in ldr_demo inverse_dynamics_node forward_dynamics_node ldr_bringup adaptive_controller_node ldr_adaptive_demo ldr_identify ldr_precompile; do \
 	  test -x $(VENV)/bin/$$s || { echo "make venv: $(VENV)/bin/$$s missing" >&2; exit 1; }; \
 	done
-	@# numba's cache, filled once (about 10 min cold on a 2-core VM, most of it the derivatives' kernels): first calls then load, not compile
+	@# numba's cache, filled once (about 10 min cold on a 2-core VM): first calls then load, not compile
 	$(VENV)/bin/ldr_precompile
 	touch $@
 
