@@ -31,6 +31,7 @@ from .algorithms.centroidal import (center_of_mass, center_of_mass_jacobian,
                                     centroidal_momentum_matrix_time_variation,
                                     mass_matrix_inverse)
 from .algorithms import batch_soa
+from .algorithms._inputs import compile_entry
 from .algorithms.configuration import difference, integrate, neutral_configuration
 from .algorithms.contacts import contact_dynamics, contact_jacobian, impulse_dynamics
 from .algorithms.derivatives import (forward_dynamics_derivatives,
@@ -47,6 +48,7 @@ from .algorithms.frames import (kinematics, frame_pose, frame_jacobian, frame_ve
 from .control.controllers import AdaptiveGains, AdaptiveSlotineLiController
 from .identification.regressors import stacked_regressor
 from .integrators.simulate import make_stepper, rollout, simulate
+from .kernels.plan import SIGNATURES as PLAN_SIGNATURES
 from .lie import se3
 from . import compile_notice
 from .model.contacts import RigidContact
@@ -133,6 +135,10 @@ def warm_up(model, integrators=("semi_implicit",)):
     gravity_torques(model, q)
     nonlinear_effects(model, q, z)
     hybrid_dynamics(model, q, z, z, z, np.zeros(model.nv, dtype=bool))
+    # the entries on the Data's buffer (kernels/plan.py), which the models the tree kernels
+    # do not serve take: a tree model's calls above reach the tree entries only
+    for name in PLAN_SIGNATURES:
+        compile_entry(name)
     for method in integrators:
         make_stepper(model, method)(q, z, 1e-3, tau=z)
 

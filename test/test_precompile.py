@@ -91,3 +91,28 @@ def test_rollout_compiles_one_variant_for_any_number_of_rows():
         if rows == 1:
             variants = len(KI.rollout_rows.signatures)
     assert len(KI.rollout_rows.signatures) == variants
+
+
+def test_warm_up_compiles_every_single_state_entry():
+    """After the dynamics and derivatives groups on a tree model no single-state entry is left
+    to compile at a user's first call: the tree entries it takes, and the entries on the Data's
+    buffer (kernels/plan.py, derivatives_plan.py) that the models the tree kernels do not serve
+    take; each flag holds the raw entry point the public calls use."""
+    from lie_dynamics_ros.algorithms import _inputs
+    from lie_dynamics_ros.algorithms import derivatives as AD
+    from lie_dynamics_ros.algorithms.tree_plan import tree_plan
+    from lie_dynamics_ros.kernels import derivatives_plan, plan, tree_aba, tree_crba, tree_rnea
+    from lie_dynamics_ros.kernels import tree_derivatives
+    model = ldr.load_urdf(DOUBLE_PENDULUM)
+    assert tree_plan(model) is not None
+    precompile.warm_up(model, integrators=("semi_implicit",))
+    precompile.warm_up_derivatives(model)
+    entries = [(_inputs.ready, plan.SIGNATURES), (AD.ready, derivatives_plan.SIGNATURES),
+               (_inputs.tree_ready, tree_rnea.SIGNATURES),
+               (_inputs.tree_ready, tree_crba.SIGNATURES),
+               (_inputs.tree_ready, tree_aba.SIGNATURES),
+               (AD.tree_ready, tree_derivatives.SIGNATURES)]
+    for flags, signatures in entries:
+        for name, (fn, sig) in signatures.items():
+            assert callable(getattr(flags, name)), name
+            assert fn.signatures == [sig], name

@@ -27,10 +27,6 @@ from ._inputs import rows
 #: worker threads of the batch pool (the cores this process may run on)
 WORKERS = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
               else (os.cpu_count() or 1))
-#: below this many joint-rows of work (N * nv) a batch runs on the calling thread alone
-#: (the rollouts of integrators/simulate.py; the batches of this module and the SoA kernels
-#: decide by time, ``run_split``)
-MIN_PARALLEL_WORK = 512
 #: a batch is cut over the pool when its estimated time on one thread exceeds this many of
 #: the pool's round trips (``handoff``): on this project's 2-core VM two halves side by side
 #: ran up to 1.35x slower each than one alone, so a cut pays once T / 2 * 1.35 + R < T,
@@ -93,16 +89,10 @@ def evaluate(model, alg, arrays, f_ext, row, mask=None):
             KB.hybrid_rows(*head, rest[0], rest[1], rest[2], np.ascontiguousarray(mask),
                            d.prescribed_body, out[0], out[1], d.failed_row, status, lo, hi)
 
-    split(N, run)
+    run_split(N, run)      # run takes this thread's Data for its work memory
     if status.any():
         raise_for_row(int(np.flatnonzero(status)[0]), Q, rest, row)
     return out if alg == "hybrid" else out[0]
-
-
-def split(N, run):
-    """``run(lo, hi)`` over the rows range(N) (``run_split``); ``run`` takes this thread's
-    Data (``model.default_data()``) for its work memory."""
-    run_split(N, run)
 
 
 def soa_blocks(kernel, N, *args):
@@ -135,13 +125,13 @@ def threads_for(seconds, units):
     return min(WORKERS, units)
 
 
-def run_split(n, run, probe=PROBE_UNITS):
+def run_split(n, run):
     """``run(lo, hi)`` over the units range(n) (rows or SoA blocks; each independent of the
-    others, so the cut does not change a bit of the result): the first few (n / 8 within the
-    bounds ``probe``) on the calling thread, timed, then the rest in as many chunks as
+    others, so the cut does not change a bit of the result): the first few (n / 8 within
+    PROBE_UNITS) on the calling thread, timed, then the rest in as many chunks as
     ``threads_for`` gives for the time the probe predicts for them, the first chunk on the
     calling thread. Returns the number of chunks used after the probe."""
-    k = min(max(probe[0], min(probe[1], n // 8)), n)
+    k = min(max(PROBE_UNITS[0], min(PROBE_UNITS[1], n // 8)), n)
     t0 = time.perf_counter()
     run(0, k)
     if k == n:

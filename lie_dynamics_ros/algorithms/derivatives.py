@@ -19,7 +19,7 @@ from ..kernels import derivatives_plan as E
 from ..kernels import tree_derivatives as TD
 from . import _inputs as I
 from . import batch
-from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for
+from ._inputs import vec, rows, mask, check, prepare, load_fext, data_for, _F64, _ND
 from .dynamics import forward_dynamics, hybrid_dynamics
 from .tree_plan import tree_plan, entry_plan
 
@@ -38,7 +38,7 @@ class _TreeReady:
 
 ready = _Ready()
 tree_ready = _TreeReady()
-_ND, _F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
+_empty = np.empty
 
 
 def _tree(model, entry):
@@ -55,11 +55,11 @@ def _compile_tree_entry(entry):
 
 
 def _tree_call(fn, T, x, y, z, nv):
-    """(out[0], out[1], out[2]) of the tree entry ``fn`` on converted vectors, or None for a
-    nonzero status (the general path then names the error)."""
+    """(out[0], out[1], out[2]) of the tree entry ``fn`` (its raw entry point) on vectors
+    converted by ``vec``, or None for a nonzero status (the general path then names the
+    error)."""
     out = np.empty((3, nv, nv))
-    args = [w if w.flags.writeable else w.copy() for w in (x, y, z)]    # the signature
-    if fn(T, *args, out) == 0:
+    if fn(T, x, y, z, out) == 0:
         return out[0], out[1], out[2]
     return None
 
@@ -94,7 +94,7 @@ def _rows(model, entry, b, row):
         if entry(model.default_data().buf, Q, X, Y, out, status, lo, hi):
             raise AssertionError("derivatives rows: the Data buffer does not fit the model")
 
-    batch.split(N, run)
+    batch.run_split(N, run)
     if status.any():
         batch.raise_for_row(int(np.flatnonzero(status)[0]), Q, (X, Y), row)
     return out[0], out[1], out[2]
@@ -145,7 +145,7 @@ def inverse_dynamics_derivatives(model, q, v, a, f_ext=None, data=None, _world_f
     T = tree_plan(model) if f_ext is None and _world_form else None
     if T is not None:           # the bits of the fast path, whatever the input's type was
         _compile_tree_entry("inverse_dynamics_derivatives")
-        res = _tree_call(TD.inverse_dynamics_derivatives, T, q, v, a, n)
+        res = _tree_call(tree_ready.inverse_dynamics_derivatives, T, q, v, a, n)
         if res is not None:
             return res
     use = f_ext is not None and load_fext(model, d, f_ext)
@@ -210,7 +210,7 @@ def forward_dynamics_derivatives(model, q, v, tau, f_ext=None, data=None):
     T = tree_plan(model) if f_ext is None else None
     if T is not None:           # the bits of the fast path, whatever the input's type was
         _compile_tree_entry("forward_dynamics_derivatives")
-        res = _tree_call(TD.forward_dynamics_derivatives, T, q, v, tau, n)
+        res = _tree_call(tree_ready.forward_dynamics_derivatives, T, q, v, tau, n)
         if res is not None:
             return res
     use = f_ext is not None and load_fext(model, d, f_ext)

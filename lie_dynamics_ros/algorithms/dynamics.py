@@ -13,16 +13,15 @@ from ..kernels import tree_crba as TC
 from ..kernels import tree_rnea as KR
 from . import batch, batch_soa, batch_soa_aba, batch_soa_crba
 from . import _inputs as I
-from ._inputs import vec, check, prepare, load_fext, data_for
+from ._inputs import vec, check, prepare, load_fext, data_for, _F64, _ND
 from .tree_plan import tree_plan, entry_plan
 
-_ND = np.ndarray
 
 
 # module-level names: a global read instead of an attribute read per call. _raw.<entry> is the
 # raw entry point of a compiled tree entry (_inputs.compile_entry), set before any model's
 # tree_<entry> plan exists; _ready.<entry> that of kernels/plan.py's entry, once compiled
-_raw, _ready, _empty, _F64 = I.tree_ready, I.ready, np.empty, np.dtype(np.float64)
+_raw, _ready, _empty = I.tree_ready, I.ready, np.empty
 _TREE_SIGNATURES = {"inverse_dynamics": KR.SIGNATURES, "gravity": KR.SIGNATURES,
                     "nonlinear": KR.SIGNATURES, "mass_matrix": TC.SIGNATURES,
                     "forward_dynamics": TA.SIGNATURES}
@@ -127,7 +126,7 @@ def mass_matrix(model, q, data=None):
     T = tree_plan(model)
     if T is not None:
         M = np.empty((model.nv, model.nv))
-        if TC.mass_matrix(T, q if q.flags.writeable else q.copy(), M) == 0:
+        if _raw.mass_matrix(T, q, M) == 0:     # q converted by vec: contiguous float64
             return M
     kin = prepare(model, d, q, d.zero_v) if model.has_general else True
     M = np.empty((model.nv, model.nv))
@@ -212,8 +211,7 @@ def _rnea(model, d, q, v, a, f_ext=None, entry="inverse_dynamics"):
         _compile_tree_entry(entry)
         tau = np.empty(model.nv)
         args = (q,) if entry == "gravity" else (q, v) if entry == "nonlinear" else (q, v, a)
-        args = [x if x.flags.writeable else x.copy() for x in args]    # the entry's signature
-        if KR.SIGNATURES[entry][0](T, *args, tau) == 0:
+        if getattr(_raw, entry)(T, *args, tau) == 0:    # vectors converted by vec
             return tau
     kin = prepare(model, d, q, v) if model.has_general else True
     use = f_ext is not None and load_fext(model, d, f_ext)
@@ -264,8 +262,7 @@ def forward_dynamics(model, q, v, tau, f_ext=None, data=None):
     plan = tree_plan(model) if data is None and f_ext is None else None
     if plan is not None:        # the bits of the fast path, whatever the input's type was
         acc = np.empty(model.nv)
-        args = [x if x.flags.writeable else x.copy() for x in (q, v, tau)]  # the signature
-        if TA.forward_dynamics(plan, *args, acc) == 0:
+        if _raw.forward_dynamics(plan, q, v, tau, acc) == 0:     # vectors converted by vec
             return acc
     d = data_for(model, data)
     if model.has_mimic:

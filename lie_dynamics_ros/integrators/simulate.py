@@ -415,7 +415,7 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
     (N, nv), ``tau`` None, (nv,) or (N, nv) constant torques. Returns a ``RolloutResult`` with
     ``q`` (N, k, nq) and ``v`` (N, k, nv) on the times ``t`` (k,).
 
-    The rows are cut into one chunk per core; each chunk is one compiled call on the worker
+    The rows are cut into one chunk per core where that pays (``batch.run_split``); each chunk is one compiled call on the worker
     thread's Data (the pool of ``algorithms/batch.py``). Models with General or mimic joints,
     methods without a compiled step, callables for ``tau`` and models with joint damping or
     friction (``joint_friction``, as in ``simulate``) run the rows one by one in Python.
@@ -474,12 +474,7 @@ def rollout(model, q0, v0, duration, dt, method="rkmk4", tau=None, prescribed=No
         head, tail = kern.args(model, model.default_data())
         KI.rollout_rows(*head, h, TAU, *tail, Q, V, status, done, lo, hi)
 
-    chunks = 1 if N * nv * n < AB.MIN_PARALLEL_WORK else min(AB.WORKERS, N)
-    bounds = np.linspace(0, N, chunks + 1).astype(int)
-    futures = [AB.executor().submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    run(bounds[0], bounds[1])
-    for fut in futures:
-        fut.result()
+    AB.run_split(N, run)
     if status.any():
         r = int(np.flatnonzero(status)[0])
         k = int(done[r])
